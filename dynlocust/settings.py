@@ -1,0 +1,166 @@
+"""Command-line options (each with a `DYNLOCUST_*` environment variable), registered on Locust's parser.
+
+Options are registered through Locust's `init_command_line_parser` so that `locust -f`, `dynlocust run` and the web
+UI's start form all see the same ones, and they are validated once, at start-up, into a frozen `Settings`.
+"""
+
+from __future__ import annotations
+
+import math
+from argparse import Namespace
+from dataclasses import dataclass
+from typing import Any
+
+from dynlocust.errors import ConfigurationError
+
+DEFAULT_DEADLINE = 8.0
+DEFAULT_CONNECT_TIMEOUT = 3.0
+DEFAULT_REGION = "us-east-1"
+DEFAULT_METRICS_PORT = 9646
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Validated dynlocust options. Times are seconds; `read_timeout=None` means "the deadline"."""
+
+    deadline: float = DEFAULT_DEADLINE
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+    read_timeout: float | None = None
+    region: str = DEFAULT_REGION
+    pool_size: int = 0
+    scenario: str = ""
+    results_dir: str = "results"
+    run_id: str = ""
+    metrics_host: str = "127.0.0.1"
+    metrics_port: int = DEFAULT_METRICS_PORT
+
+    @property
+    def effective_read_timeout(self) -> float:
+        return self.read_timeout if self.read_timeout is not None else self.deadline
+
+
+def add_arguments(parser: Any) -> None:
+    """Register every dynlocust option on a Locust (configargparse) parser."""
+    group = parser  # Locust's own parser: its argument groups do not take include_in_web_ui
+    group.add_argument(
+        "--deadline",
+        type=str,
+        default=str(DEFAULT_DEADLINE),
+        env_var="DYNLOCUST_DEADLINE",
+        help="Total deadline of one DynamoDB call in seconds, whatever the socket does (default 8).",
+    )
+    group.add_argument(
+        "--connect-timeout",
+        type=str,
+        default=str(DEFAULT_CONNECT_TIMEOUT),
+        env_var="DYNLOCUST_CONNECT_TIMEOUT",
+        help="TCP connect timeout in seconds (default 3).",
+    )
+    group.add_argument(
+        "--read-timeout",
+        type=str,
+        default="",
+        env_var="DYNLOCUST_READ_TIMEOUT",
+        help="Socket read timeout in seconds (default: the deadline).",
+    )
+    group.add_argument(
+        "--region",
+        type=str,
+        default=DEFAULT_REGION,
+        env_var="DYNLOCUST_REGION",
+        help="AWS region of the DynamoDB endpoint (default us-east-1).",
+    )
+    group.add_argument(
+        "--pool-size",
+        type=str,
+        default="0",
+        env_var="DYNLOCUST_POOL_SIZE",
+        help="HTTP connections per process (default 0: one per Locust user, at least 10).",
+    )
+    group.add_argument(
+        "--scenario",
+        type=str,
+        default="",
+        env_var="DYNLOCUST_SCENARIO",
+        help="Scenario YAML file to run (locustfiles/scenario.py).",
+    )
+    group.add_argument(
+        "--results-dir",
+        type=str,
+        default="results",
+        env_var="DYNLOCUST_RESULTS_DIR",
+        help="Directory that receives one folder of results per run (default ./results).",
+    )
+    group.add_argument(
+        "--run-id",
+        type=str,
+        default="",
+        env_var="DYNLOCUST_RUN_ID",
+        help="Identity of the run (default: generated). A run id that already has results is refused.",
+    )
+    group.add_argument(
+        "--metrics-host",
+        type=str,
+        default="127.0.0.1",
+        env_var="DYNLOCUST_METRICS_HOST",
+        include_in_web_ui=False,
+        help="Address the Prometheus /metrics endpoint binds to (default 127.0.0.1).",
+    )
+    group.add_argument(
+        "--metrics-port",
+        type=str,
+        default=str(DEFAULT_METRICS_PORT),
+        env_var="DYNLOCUST_METRICS_PORT",
+        include_in_web_ui=False,
+        help="Port of the Prometheus /metrics endpoint (default 9646; 0 turns it off).",
+    )
+
+
+def from_options(options: Namespace | None) -> Settings:
+    """Validate parsed options once; raise `ConfigurationError` naming the option, what was expected and found."""
+    if options is None:
+        return Settings()
+    get = options.__dict__.get
+    deadline = _positive_seconds("--deadline", get("deadline", DEFAULT_DEADLINE))
+    connect_timeout = _positive_seconds("--connect-timeout", get("connect_timeout", DEFAULT_CONNECT_TIMEOUT))
+    raw_read = get("read_timeout", "")
+    read_timeout = None if raw_read in ("", None) else _positive_seconds("--read-timeout", raw_read)
+    pool_size = _non_negative_int("--pool-size", get("pool_size", 0))
+    metrics_port = _non_negative_int("--metrics-port", get("metrics_port", DEFAULT_METRICS_PORT))
+    if metrics_port > 65535:
+        raise ConfigurationError(f"--metrics-port: expected a TCP port from 0 to 65535, found {metrics_port}")
+    region = str(get("region") or DEFAULT_REGION)
+    if not region.replace("-", "").isalnum():
+        raise ConfigurationError(f"--region: expected an AWS region name such as us-east-1, found {region!r}")
+    return Settings(
+        deadline=deadline,
+        connect_timeout=connect_timeout,
+        read_timeout=read_timeout,
+        region=region,
+        pool_size=pool_size,
+        scenario=str(get("scenario") or ""),
+        results_dir=str(get("results_dir") or "results"),
+        run_id=str(get("run_id") or ""),
+        metrics_host=str(get("metrics_host") or "127.0.0.1"),
+        metrics_port=metrics_port,
+    )
+
+
+def _positive_seconds(option: str, raw: Any) -> float:
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        raise ConfigurationError(f"{option}: expected a positive number of seconds, found {raw!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise ConfigurationError(f"{option}: expected a positive number of seconds, found {raw!r}")
+    return value
+
+
+def _non_negative_int(option: str, raw: Any) -> int:
+    try:
+        value = int(str(raw))
+    except ValueError:
+        raise ConfigurationError(f"{option}: expected a whole number >= 0, found {raw!r}") from None
+    if value < 0:
+        raise ConfigurationError(f"{option}: expected a whole number >= 0, found {raw!r}")
+    return value

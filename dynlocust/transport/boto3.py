@@ -1,0 +1,117 @@
+"""The boto3 transport: a botocore DynamoDB client that never retries and never waits unboundedly.
+
+Retries are forced to one total attempt (`standard` mode, `total_max_attempts=1`) because a retry absorbs the very
+throttles a load test is there to count; `adaptive` mode is refused outright because its client-side rate limiter
+slows the offered load even with retries off. A caller's own `botocore.config.Config` is merged on top of ours, and
+one that asks for retries is an error, not a silent override.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+from urllib.parse import urlsplit
+
+from botocore.config import Config
+from botocore.session import Session as BotocoreSession
+
+from dynlocust.errors import ConfigurationError
+
+NO_RETRIES: dict[str, Any] = {"mode": "standard", "total_max_attempts": 1}
+MIN_POOL = 10
+LOCAL_CREDENTIALS = ("local", "local")
+
+
+def retry_free_config(
+    *,
+    connect_timeout: float,
+    read_timeout: float,
+    pool_size: int,
+    user_config: Config | None = None,
+) -> Config:
+    """Our config with `user_config` merged over it; refuses any user setting that would turn retries on."""
+    base = Config(
+        retries=dict(NO_RETRIES),
+        connect_timeout=connect_timeout,
+        read_timeout=read_timeout,
+        max_pool_connections=max(pool_size, 1),
+        tcp_keepalive=True,
+    )
+    if user_config is None:
+        return base
+    _refuse_retries(user_config)
+    merged = base.merge(user_config)
+    merged.retries = dict(NO_RETRIES)
+    return merged
+
+
+def _refuse_retries(config: Config) -> None:
+    retries = getattr(config, "retries", None) or {}
+    mode = retries.get("mode", "standard")
+    if mode == "adaptive":
+        raise ConfigurationError(
+            "botocore Config retries: expected mode 'standard' with one attempt, found mode 'adaptive' "
+            "(its client-side rate limiter throttles the offered load even with retries off)"
+        )
+    if retries.get("max_attempts", 0) not in (0, None) or retries.get("total_max_attempts", 1) not in (1, None):
+        raise ConfigurationError(
+            "botocore Config retries: expected no retries (total_max_attempts 1), found "
+            f"{ {k: v for k, v in retries.items() if k != 'mode'} }; a retry hides the throttles a load test measures"
+        )
+
+
+def is_local_endpoint(endpoint_url: str | None) -> bool:
+    """Loopback endpoints get throwaway credentials when none are configured: nothing secret is at stake there."""
+    if not endpoint_url:
+        return False
+    host = urlsplit(endpoint_url).hostname or ""
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+def validate_endpoint(endpoint_url: str | None) -> str | None:
+    """Return the endpoint URL, or raise naming what an endpoint must look like."""
+    if not endpoint_url:
+        return None
+    parts = urlsplit(endpoint_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigurationError(
+            f"--host: expected a DynamoDB endpoint URL such as http://127.0.0.1:8000 or "
+            f"https://dynamodb.us-east-1.amazonaws.com, found {endpoint_url!r}"
+        )
+    try:
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError:
+        raise ConfigurationError(f"--host: expected a port from 1 to 65535, found {endpoint_url!r}") from None
+    return endpoint_url
+
+
+def make_client(
+    endpoint_url: str | None,
+    *,
+    region: str,
+    connect_timeout: float,
+    read_timeout: float,
+    pool_size: int,
+    user_config: Config | None = None,
+    credentials: tuple[str, str] | None = None,
+) -> Any:
+    """Build a retry-free botocore DynamoDB client; shared by every user of a process (one pool)."""
+    endpoint_url = validate_endpoint(endpoint_url)
+    config = retry_free_config(
+        connect_timeout=connect_timeout,
+        read_timeout=read_timeout,
+        pool_size=max(pool_size, MIN_POOL),
+        user_config=user_config,
+    )
+    session = BotocoreSession()
+    session.set_config_variable("region", region)
+    kwargs: dict[str, Any] = {"region_name": region, "endpoint_url": endpoint_url, "config": config}
+    if credentials is None and is_local_endpoint(endpoint_url) and not _has_env_credentials():
+        credentials = LOCAL_CREDENTIALS
+    if credentials is not None:
+        kwargs["aws_access_key_id"], kwargs["aws_secret_access_key"] = credentials
+    return session.create_client("dynamodb", **kwargs)
+
+
+def _has_env_credentials() -> bool:
+    return bool(os.environ.get("AWS_ACCESS_KEY_ID") or os.environ.get("AWS_PROFILE"))

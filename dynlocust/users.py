@@ -1,0 +1,69 @@
+"""`DynamoDBUser`: an abstract Locust user whose `self.client` is a retry-free, deadline-bound DynamoDB client."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import locust  # first: it monkey-patches for gevent before botocore is imported
+from locust import User
+
+from botocore.config import Config
+
+from dynlocust import plugin
+from dynlocust.client import DynamoDBClient
+from dynlocust.settings import Settings
+from dynlocust.transport.boto3 import MIN_POOL, make_client
+
+
+class DynamoDBUser(User):
+    """Subclass it and write tasks against `self.client` as you would against `boto3.client("dynamodb")`.
+
+    `host` (or `--host`) is the endpoint URL; without one, AWS's own endpoint for `--region` is used. All users of a
+    process share one botocore client whose connection pool is sized to the number of users.
+    """
+
+    abstract = True
+    deadline: ClassVar[float | None] = None
+    """Total deadline of one call in seconds; `None` takes `--deadline` (default 8 s)."""
+    botocore_config: ClassVar[Config | None] = None
+    """Extra botocore settings merged over dynlocust's; any that would enable retries is refused."""
+    raise_errors: ClassVar[bool] = False
+    """Re-raise botocore's exception after reporting a failed call (default: return None, as Locust clients do)."""
+
+    def __init__(self, environment: Any) -> None:
+        super().__init__(environment)
+        settings = plugin.settings_for(environment)
+        raw = _shared_raw_client(environment, self.host or None, settings, self.botocore_config)
+        self.client = DynamoDBClient(
+            raw,
+            environment.events.request,
+            deadline=self.deadline if self.deadline is not None else settings.deadline,
+            raise_errors=self.raise_errors,
+        )
+
+
+def _shared_raw_client(environment: Any, host: str | None, settings: Settings, config: Config | None) -> Any:
+    key = (host, settings.region, id(config))
+    clients = plugin.state_for(environment).clients
+    client = clients.get(key)
+    if client is None:
+        client = make_client(
+            host,
+            region=settings.region,
+            connect_timeout=settings.connect_timeout,
+            read_timeout=settings.effective_read_timeout,
+            pool_size=_pool_size(environment, settings),
+            user_config=config,
+        )
+        clients[key] = client
+    return client
+
+
+def _pool_size(environment: Any, settings: Settings) -> int:
+    if settings.pool_size:
+        return settings.pool_size
+    users = getattr(environment.parsed_options, "num_users", None) or 0
+    return max(int(users), MIN_POOL)
+
+
+__all__ = ["DynamoDBUser", "locust"]

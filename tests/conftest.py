@@ -1,0 +1,40 @@
+"""Fixtures shared by unit and integration tests: real servers on 127.0.0.1, always stopped."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.support.processes import ServerProcess
+
+
+class FaultServer:
+    def __init__(self, process: ServerProcess) -> None:
+        self.process = process
+        self.url = process.url
+
+    def requests(self) -> list[dict[str, Any]]:
+        with urllib.request.urlopen(self.url + "/_faults/log", timeout=5) as response:
+            return json.load(response)["requests"]
+
+    def clear(self) -> None:
+        urllib.request.urlopen(self.url + "/_faults/clear", timeout=5).close()
+
+
+@pytest.fixture(scope="session")
+def fault_server_session() -> Iterator[FaultServer]:
+    process = ServerProcess("tests.support.faultserver")
+    try:
+        yield FaultServer(process)
+    finally:
+        process.stop()
+
+
+@pytest.fixture
+def fault_server(fault_server_session: FaultServer) -> FaultServer:
+    fault_server_session.clear()
+    return fault_server_session

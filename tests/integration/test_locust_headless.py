@@ -1,0 +1,43 @@
+"""A real `locust -f ... --headless` run against the fault server: throttles are failures named by their code."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FaultServer
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow
+def test_headless_run_reports_throttles_by_code(fault_server: FaultServer, tmp_path: Path) -> None:
+    env = {**os.environ, "DYNLOCUST_EXAMPLE_TABLE": "throttle", "PYTHONPATH": str(ROOT)}
+    result = subprocess.run(
+        [
+            sys.executable, "-m", "locust", "-f", str(ROOT / "locustfiles" / "example.py"),
+            "--headless", "-u", "10", "-r", "10", "-t", "10s", "--host", fault_server.url,
+            "--csv", str(tmp_path / "run"), "--only-summary", "--json", "--loglevel", "WARNING",
+        ],
+        env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 1, result.stderr[-3000:]
+    with open(tmp_path / "run_failures.csv", newline="") as f:
+        failures = list(csv.DictReader(f))
+    assert failures, "no failures recorded"
+    assert {row["Error"] for row in failures} == {"ThrottlingException (TableWriteKeyRangeThroughputExceeded)"}
+    assert {row["Name"] for row in failures} == {"PutItem throttle", "GetItem throttle"}
+    final = json.loads(result.stdout[result.stdout.index("[") :])  # --json: Locust's final stats
+    total = sum(entry["num_requests"] for entry in final)
+    failed = sum(entry["num_failures"] for entry in final)
+    assert total > 100 and failed == total
+    # Every call Locust counted reached the server once (no retries); the only calls the server saw that Locust did
+    # not count are those in flight when the time limit killed the 10 users.
+    assert 0 <= len(fault_server.requests()) - total <= 10
+    assert "Traceback" not in result.stderr
