@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-import json
-import urllib.request
-from collections.abc import Iterator
-from typing import Any
+from gevent import monkey
 
-import pytest
+monkey.patch_all()  # as Locust does on import; must precede ssl/urllib3/botocore in the test process
 
-from tests.support.processes import ServerProcess
+import json  # noqa: E402
+import urllib.request  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
+from typing import Any  # noqa: E402
+
+import pytest  # noqa: E402
+
+from tests.support.processes import ServerProcess  # noqa: E402
 
 
 class FaultServer:

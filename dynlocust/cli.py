@@ -1,0 +1,103 @@
+"""`dynlocust run | local | validate | report`: the command line.
+
+`run` is Locust itself, pointed at dynlocust's scenario locustfile, so `dynlocust run FILE` and
+`locust -f locustfiles/scenario.py --scenario FILE --headless` are the same run; any further arguments pass through to
+Locust. Errors the user can fix are printed as one paragraph with exit code 2, never as a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from dynlocust.errors import DynlocustError
+
+SCENARIO_LOCUSTFILE = Path(__file__).with_name("locustfile.py")
+
+
+def _run(args: argparse.Namespace, passthrough: list[str]) -> int:
+    from dynlocust.scenario import load_scenario
+
+    scenario = load_scenario(args.scenario)  # fail early, before Locust starts
+    argv = [
+        "locust",
+        "-f",
+        str(SCENARIO_LOCUSTFILE),
+        "--headless",
+        "--scenario",
+        args.scenario,
+        "-u",
+        str(scenario.concurrency),
+        "-r",
+        str(scenario.concurrency),
+        *(["--host", args.host] if args.host else []),
+        *passthrough,
+    ]
+    from locust import main as locust_main
+
+    sys.argv = argv
+    try:
+        locust_main.main()
+    except SystemExit as exit_:
+        return int(exit_.code or 0)
+    return 0
+
+
+def _local(args: argparse.Namespace, passthrough: list[str]) -> int:
+    from dynlocust.local.__main__ import main as local_main
+
+    return local_main(passthrough)
+
+
+def _validate(args: argparse.Namespace, passthrough: list[str]) -> int:
+    from dynlocust.scenario import validate_file
+
+    status = 0
+    for path in args.files:
+        try:
+            print(validate_file(path))
+        except DynlocustError as exc:
+            print(f"dynlocust: error: {exc}", file=sys.stderr)
+            status = 2
+    return status
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dynlocust", description="Load-test DynamoDB with Locust.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser(
+        "run",
+        help="run a scenario headless (further arguments go to Locust)",
+        description="Run a scenario headless; arguments after the scenario go to Locust (e.g. --csv, --html).",
+    )
+    run.add_argument("scenario", help="scenario YAML file")
+    run.add_argument("--host", default="", help="DynamoDB endpoint URL (default: the scenario's target)")
+    run.set_defaults(handler=_run)
+    local = commands.add_parser(
+        "local", help="serve the local DynamoDB-compatible endpoint", add_help=False, prefix_chars="\0"
+    )
+    local.set_defaults(handler=_local)
+    validate = commands.add_parser("validate", help="check scenario files and summarise them")
+    validate.add_argument("files", nargs="+", help="scenario YAML files")
+    validate.set_defaults(handler=_validate)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args, passthrough = parser.parse_known_args(argv)
+    if passthrough and args.command == "validate":
+        parser.error(f"unrecognized arguments: {' '.join(passthrough)}")
+    try:
+        return int(args.handler(args, passthrough))
+    except DynlocustError as exc:
+        print(f"dynlocust: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

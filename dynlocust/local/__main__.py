@@ -1,0 +1,127 @@
+"""`python -m dynlocust.local`: serve the local DynamoDB-compatible endpoint until SIGINT/SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from dynlocust.errors import DynlocustError
+from dynlocust.local.config import LocalConfig
+
+ENV_KEY_ID = "DYNLOCUST_LOCAL_ACCESS_KEY_ID"
+ENV_SECRET = "DYNLOCUST_LOCAL_SECRET_ACCESS_KEY"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _non_negative(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, found {text!r}") from None
+    if v < 0 or v != v:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, found {text!r}")
+    return v
+
+
+def _positive(text: str) -> float:
+    v = _non_negative(text)
+    if v == 0:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, found {text!r}")
+    return v
+
+
+def _port(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port 0-65535, found {text!r}") from None
+    if not 0 <= v <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port 0-65535, found {text!r}")
+    return v
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="dynlocust local", description="Serve a local DynamoDB-compatible endpoint.")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=_port, default=8000, help="port to bind, 0 = ephemeral (default 8000)")
+    p.add_argument("--region", default="us-east-1", help="region used in ARNs (default us-east-1)")
+    p.add_argument("--create-delay", type=_non_negative, default=0.0, help="seconds a new table stays CREATING")
+    p.add_argument(
+        "--verify-signatures",
+        action="store_true",
+        help=f"verify SigV4; accepted credentials come from ${ENV_KEY_ID} / ${ENV_SECRET}",
+    )
+    p.add_argument("--no-capacity", action="store_true", help="no capacity emulation: never throttle")
+    p.add_argument("--capacity-scale", type=_positive, default=1.0, help="multiply every capacity limit")
+    p.add_argument("--time-scale", type=_positive, default=1.0, help="speed up capacity time (burst, growth)")
+    p.add_argument("--latency-model", action="store_true", help="add in-region-like latency (p50 ~4.5 ms)")
+    p.add_argument("--ready-file", help="write the bound URL to this file once listening")
+    return p
+
+
+def config_from_args(args: argparse.Namespace) -> LocalConfig:
+    credentials: dict[str, str] = {}
+    if args.verify_signatures:
+        key_id, secret = os.environ.get(ENV_KEY_ID), os.environ.get(ENV_SECRET)
+        if not key_id or not secret:
+            raise DynlocustError(
+                f"--verify-signatures expects ${ENV_KEY_ID} and ${ENV_SECRET} to be set, found "
+                f"{'neither' if not key_id and not secret else 'only one'} of them (environment)"
+            )
+        credentials[key_id] = secret
+    return LocalConfig(
+        host=args.host,
+        port=args.port,
+        region=args.region,
+        create_delay=args.create_delay,
+        verify_signatures=args.verify_signatures,
+        credentials=credentials,
+        capacity=not args.no_capacity,
+        capacity_scale=args.capacity_scale,
+        time_scale=args.time_scale,
+        latency_model=args.latency_model,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        config = config_from_args(args)
+    except DynlocustError as exc:
+        print(f"dynlocust local: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    import signal
+
+    import gevent
+
+    from dynlocust.local.server import LocalServer, build_capacity
+
+    server = LocalServer(config, capacity=build_capacity(config))
+    try:
+        host, port = server.start()
+    except OSError as exc:
+        print(f"dynlocust local: error: cannot listen on {config.host}:{config.port}: {exc.strerror}", file=sys.stderr)
+        return 2
+    url = f"http://{host}:{port}"
+    if args.ready_file:
+        tmp = args.ready_file + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(url)
+        os.replace(tmp, args.ready_file)
+    print(f"dynlocust local endpoint listening on {url}", flush=True)
+    stop = gevent.event.Event()
+    gevent.signal_handler(signal.SIGINT, stop.set)
+    gevent.signal_handler(signal.SIGTERM, stop.set)
+    stop.wait()
+    server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

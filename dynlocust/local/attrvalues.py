@@ -1,0 +1,180 @@
+"""Attribute-value helpers for the local endpoint: equality, ordering, number arithmetic and item size.
+
+Values are in DynamoDB wire format (``{"S": "a"}``, ``{"N": "1.5"}``, ``{"B": "<base64>"}`` ...). These helpers are
+on the hot path of every condition, filter and key lookup, so they avoid building intermediate objects.
+"""
+
+from __future__ import annotations
+
+import base64
+import decimal
+from decimal import Decimal
+from typing import Any
+
+AttributeValue = dict[str, Any]
+
+#: 38 significant digits, like the service; Inexact is not trapped (results are rounded, see the module report).
+NUMBER_CONTEXT = decimal.Context(prec=38, rounding=decimal.ROUND_HALF_EVEN, Emax=999999, Emin=-999999)
+
+_SET_TYPES = frozenset(("SS", "NS", "BS"))
+_SCALAR_ORDERED = frozenset(("S", "N", "B"))
+
+
+class NumberRangeError(ValueError):
+    """A number result is outside the service's range (magnitude 1E-130 .. 9.99E+125)."""
+
+
+def type_of(av: AttributeValue) -> str:
+    """Return the type tag of an attribute value ("S", "N", "L", ...)."""
+    for t in av:
+        return t
+    raise ValueError("empty attribute value: expected one type key such as 'S' or 'N', found {}")
+
+
+def b_bytes(value: str | bytes) -> bytes:
+    """Binary values arrive base64-encoded on the wire; tolerate raw bytes from in-process callers."""
+    if isinstance(value, bytes | bytearray):
+        return bytes(value)
+    return base64.b64decode(value)
+
+
+def to_decimal(value: str) -> Decimal:
+    return Decimal(value)
+
+
+def format_number(d: Decimal) -> str:
+    """Render a number as the service does: normalized, no exponent, integers without a fractional part."""
+    if not d.is_finite():
+        raise NumberRangeError(f"Number is not finite: {d}")
+    if d.is_zero():
+        return "0"
+    d = d.normalize(NUMBER_CONTEXT)
+    exp = d.adjusted()
+    if exp > 125:
+        raise NumberRangeError(
+            "Number overflow. Attempting to store a number with magnitude larger than supported range"
+        )
+    if exp < -130:
+        raise NumberRangeError(
+            "Number underflow. Attempting to store a number with magnitude smaller than supported range"
+        )
+    return format(d, "f")
+
+
+def add_numbers(a: str, b: str, subtract: bool = False) -> str:
+    """Add (or subtract) two wire-format numbers with 38-digit precision."""
+    da, db = Decimal(a), Decimal(b)
+    r = NUMBER_CONTEXT.subtract(da, db) if subtract else NUMBER_CONTEXT.add(da, db)
+    return format_number(r)
+
+
+def values_equal(a: AttributeValue, b: AttributeValue) -> bool:
+    """Deep equality with the service's semantics: numbers by value, sets ignoring order."""
+    ((ta, va),) = a.items()
+    ((tb, vb),) = b.items()
+    if ta != tb:
+        return False
+    if ta == "S" or ta == "BOOL" or ta == "NULL":
+        return bool(va == vb)
+    if ta == "N":
+        return va == vb or Decimal(va) == Decimal(vb)
+    if ta == "B":
+        return va == vb or b_bytes(va) == b_bytes(vb)
+    if ta == "SS":
+        return set(va) == set(vb)
+    if ta == "NS":
+        return {Decimal(x) for x in va} == {Decimal(x) for x in vb}
+    if ta == "BS":
+        return {b_bytes(x) for x in va} == {b_bytes(x) for x in vb}
+    if ta == "L":
+        return len(va) == len(vb) and all(values_equal(x, y) for x, y in zip(va, vb, strict=True))
+    if ta == "M":
+        return va.keys() == vb.keys() and all(values_equal(v, vb[k]) for k, v in va.items())
+    return bool(va == vb)
+
+
+def try_compare(a: AttributeValue, b: AttributeValue) -> int | None:
+    """Order two scalars of the same type (S, N, B); None when the service would call them incomparable."""
+    ((ta, va),) = a.items()
+    ((tb, vb),) = b.items()
+    if ta != tb:
+        return None
+    if ta == "S":
+        # Code-point order of str equals byte order of its UTF-8 encoding.
+        return (va > vb) - (va < vb)
+    if ta == "N":
+        da, db = Decimal(va), Decimal(vb)
+        return (da > db) - (da < db)
+    if ta == "B":
+        ba, bb = b_bytes(va), b_bytes(vb)
+        return (ba > bb) - (ba < bb)
+    return None
+
+
+_TYPE_RANK = {"B": 0, "BOOL": 1, "BS": 2, "L": 3, "M": 4, "N": 5, "NS": 6, "NULL": 7, "S": 8, "SS": 9}
+
+
+def compare_values(a: AttributeValue, b: AttributeValue) -> int:
+    """Total order used by the store for key attributes: S by UTF-8 bytes, N by value, B by bytes.
+
+    Values of different or unordered types are ordered by type name (then as equal) so sorting never fails.
+    """
+    r = try_compare(a, b)
+    if r is not None:
+        return r
+    ta, tb = type_of(a), type_of(b)
+    return (_TYPE_RANK.get(ta, 99) > _TYPE_RANK.get(tb, 99)) - (_TYPE_RANK.get(ta, 99) < _TYPE_RANK.get(tb, 99))
+
+
+def number_size(value: str) -> int:
+    """Bytes of a number: about one per two significant digits, plus one."""
+    digits = value.lstrip("+-")
+    if "e" in digits or "E" in digits:
+        digits = digits.split("e")[0].split("E")[0]
+    digits = digits.replace(".", "").lstrip("0").rstrip("0")
+    return (len(digits) + 1) // 2 + 1
+
+
+def _binary_size(value: str | bytes) -> int:
+    if isinstance(value, bytes | bytearray):
+        return len(value)
+    n = len(value)
+    pad = 2 if value.endswith("==") else 1 if value.endswith("=") else 0
+    return n * 3 // 4 - pad
+
+
+def value_size(av: AttributeValue) -> int:
+    """Bytes of one attribute value per the developer guide's item-size rules (the name is not included)."""
+    ((t, v),) = av.items()
+    if t == "S":
+        return len(v.encode("utf-8")) if not v.isascii() else len(v)
+    if t == "N":
+        return number_size(v)
+    if t == "B":
+        return _binary_size(v)
+    if t == "BOOL" or t == "NULL":
+        return 1
+    if t == "SS":
+        return sum(len(x.encode("utf-8")) for x in v)
+    if t == "NS":
+        return sum(number_size(x) for x in v)
+    if t == "BS":
+        return sum(_binary_size(x) for x in v)
+    if t == "L":
+        return 3 + sum(1 + value_size(x) for x in v)
+    if t == "M":
+        return 3 + sum(1 + len(k.encode("utf-8")) + value_size(x) for k, x in v.items())
+    raise ValueError(f"unknown attribute value type: expected one of S N B BOOL NULL SS NS BS L M, found {t!r}")
+
+
+def item_size(item: dict[str, AttributeValue]) -> int:
+    """DynamoDB item size in bytes: each attribute name's UTF-8 length plus its value's size."""
+    return sum(len(k.encode("utf-8")) + value_size(v) for k, v in item.items())
+
+
+def is_set_type(t: str) -> bool:
+    return t in _SET_TYPES
+
+
+def is_ordered_type(t: str) -> bool:
+    return t in _SCALAR_ORDERED

@@ -1,0 +1,202 @@
+"""Start the local endpoint from Python: as its own process (`LocalEndpoint`) or in a thread (`serve_in_thread`).
+
+Why a process: a load test and its endpoint must not share one core's GIL; the endpoint gets its own interpreter.
+Why also a thread: unit tests of the server want a start in milliseconds, with the same code path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from dataclasses import asdict
+from types import TracebackType
+from typing import Any
+
+from dynlocust.errors import DynlocustError
+from dynlocust.local.config import LocalConfig
+
+READY_TIMEOUT = 15.0
+
+
+def _get_json(url: str, method: str = "GET") -> dict[str, Any]:
+    req = urllib.request.Request(url, method=method, data=b"" if method == "POST" else None)
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        return json.loads(resp.read())
+
+
+class LocalEndpoint:
+    """A local endpoint in a child process (`python -m dynlocust.local --port 0 --ready-file ...`)."""
+
+    def __init__(self, ready_timeout: float = READY_TIMEOUT, **options: Any) -> None:
+        options.setdefault("port", 0)
+        self.config = LocalConfig(**options)
+        self.ready_timeout = ready_timeout
+        self.url = ""
+        self.port = 0
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._dir: tempfile.TemporaryDirectory[str] | None = None
+
+    def _argv(self, ready_file: str) -> list[str]:
+        c = self.config
+        argv = [sys.executable, "-m", "dynlocust.local", "--host", c.host, "--port", str(c.port)]
+        argv += ["--region", c.region, "--create-delay", repr(c.create_delay), "--ready-file", ready_file]
+        argv += ["--capacity-scale", repr(c.capacity_scale), "--time-scale", repr(c.time_scale)]
+        if not c.capacity:
+            argv.append("--no-capacity")
+        if c.latency_model:
+            argv.append("--latency-model")
+        if c.verify_signatures:
+            argv.append("--verify-signatures")
+        return argv
+
+    def start(self) -> LocalEndpoint:
+        """Start the process and wait (bounded) until it listens; raises DynlocustError if it does not."""
+        if self._proc is not None:
+            return self
+        c = self.config
+        if c.verify_signatures and len(c.credentials) != 1:
+            raise DynlocustError(
+                f"LocalEndpoint(verify_signatures=True) expects exactly one credential pair, found "
+                f"{len(c.credentials)} (credentials=)"
+            )
+        self._dir = tempfile.TemporaryDirectory(prefix="dynlocust-local-")
+        ready = os.path.join(self._dir.name, "ready")
+        env = dict(os.environ)
+        # the child must import this very package, installed or not
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+        for key_id, secret in c.credentials.items():
+            env["DYNLOCUST_LOCAL_ACCESS_KEY_ID"] = key_id
+            env["DYNLOCUST_LOCAL_SECRET_ACCESS_KEY"] = secret
+        log_path = os.path.join(self._dir.name, "log")
+        with open(log_path, "wb") as log:
+            self._proc = subprocess.Popen(self._argv(ready), stdout=log, stderr=subprocess.STDOUT, env=env)
+        deadline = time.monotonic() + self.ready_timeout
+        while time.monotonic() < deadline:
+            if os.path.exists(ready):
+                with open(ready, encoding="utf-8") as fh:
+                    self.url = fh.read().strip()
+                self.port = int(self.url.rsplit(":", 1)[1])
+                return self
+            if self._proc.poll() is not None:
+                break
+            time.sleep(0.02)
+        code = self._proc.poll()
+        with open(log_path, encoding="utf-8", errors="replace") as fh:
+            tail = fh.read()[-2000:]
+        self.stop()
+        raise DynlocustError(
+            f"expected the local endpoint to listen within {self.ready_timeout:.0f} s, found "
+            f"{'exit code ' + str(code) if code is not None else 'no ready file'}; output: {tail.strip()}"
+        )
+
+    def stats(self) -> dict[str, Any]:
+        return _get_json(self.url + "/_dynlocust/stats")
+
+    def reset_stats(self) -> None:
+        _get_json(self.url + "/_dynlocust/reset-stats", method="POST")
+
+    def stop(self) -> None:
+        """Terminate, then kill after 5 s; always reaps the child and removes the temporary directory."""
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+            else:
+                proc.wait()
+        if self._dir is not None:
+            self._dir.cleanup()
+            self._dir = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    def __enter__(self) -> LocalEndpoint:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        opts = {k: v for k, v in asdict(self.config).items() if k != "credentials"}
+        return f"LocalEndpoint(url={self.url!r}, {opts})"
+
+
+class ThreadedEndpoint:
+    """A local endpoint served by a gevent hub in a daemon thread of this process (for tests).
+
+    The calling thread must not be gevent-monkey-patched in a way that blocks the hub; boto3 from the main
+    thread talks to it over real sockets.
+    """
+
+    def __init__(self, server: Any, thread: threading.Thread, stop: threading.Event, url: str, port: int):
+        self.server = server
+        self.url = url
+        self.port = port
+        self._thread = thread
+        self._stop = stop
+
+    def stats(self) -> dict[str, Any]:
+        return self.server.stats.snapshot()
+
+    def reset_stats(self) -> None:
+        self.server.stats.reset()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+    def __enter__(self) -> ThreadedEndpoint:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def serve_in_thread(capacity: Any = None, **options: Any) -> ThreadedEndpoint:
+    """Start a LocalServer on 127.0.0.1, port 0, in a daemon thread; `capacity` is a model object or None."""
+    from dynlocust.local.server import LocalServer
+
+    options.setdefault("port", 0)
+    config = LocalConfig(**options)
+    server = LocalServer(config, capacity=capacity)
+    started = threading.Event()
+    stop = threading.Event()
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        import gevent
+
+        try:
+            box["addr"] = server.start()
+        except BaseException as exc:
+            box["error"] = exc
+            started.set()
+            return
+        started.set()
+        while not stop.is_set():
+            gevent.sleep(0.02)
+        server.stop()
+
+    thread = threading.Thread(target=run, name="dynlocust-local", daemon=True)
+    thread.start()
+    if not started.wait(READY_TIMEOUT) or "error" in box:
+        stop.set()
+        raise DynlocustError(f"expected the in-thread endpoint to listen, found {box.get('error', 'a timeout')}")
+    host, port = box["addr"]
+    server.config.port = port
+    return ThreadedEndpoint(server, thread, stop, f"http://{host}:{port}", port)

@@ -1,0 +1,68 @@
+"""Service errors of the local endpoint, shaped exactly as DynamoDB sends them on the wire."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dynlocust.errors import DynlocustError
+
+PREFIX = "com.amazonaws.dynamodb.v20120810#"
+CORAL_PREFIX = "com.amazon.coral.service#"
+VALIDATE_PREFIX = "com.amazon.coral.validate#"
+
+
+class ServiceError(DynlocustError):
+    """An error answered to the client: HTTP status, `__type` code, message and any extra body fields.
+
+    Raised inside operation handlers; the server turns it into the JSON 1.0 error body. It is not a bug of
+    dynlocust, it is the answer the service would give.
+    """
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        status: int = 400,
+        extra: dict[str, Any] | None = None,
+        prefix: str = PREFIX,
+    ) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.status = status
+        self.extra = extra or {}
+        self.prefix = prefix
+
+    def body(self) -> dict[str, Any]:
+        """The JSON error body; TransactionCanceledException uses `Message`, all others `message`."""
+        out: dict[str, Any] = {"__type": self.prefix + self.code}
+        key = "Message" if self.code == "TransactionCanceledException" else "message"
+        if self.message:
+            out[key] = self.message
+        out.update(self.extra)
+        return out
+
+
+def validation(message: str) -> ServiceError:
+    return ServiceError("ValidationException", message, prefix=VALIDATE_PREFIX)
+
+
+def not_found(message: str = "Requested resource not found") -> ServiceError:
+    return ServiceError("ResourceNotFoundException", message)
+
+
+def in_use(message: str) -> ServiceError:
+    return ServiceError("ResourceInUseException", message)
+
+
+def conditional_failed(item: dict[str, Any] | None = None) -> ServiceError:
+    extra = {"Item": item} if item else None
+    return ServiceError("ConditionalCheckFailedException", "The conditional request failed", extra=extra)
+
+
+def serialization(message: str) -> ServiceError:
+    return ServiceError("SerializationException", message, prefix=CORAL_PREFIX)
+
+
+def unknown_operation() -> ServiceError:
+    return ServiceError("UnknownOperationException", "", prefix=CORAL_PREFIX)

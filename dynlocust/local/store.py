@@ -1,0 +1,242 @@
+"""In-memory tables: items in wire format, kept ordered per partition so Query and Scan page like the service.
+
+Why this shape: every collection (the table and each index) is a dict of partitions, each a sorted list of sort
+keys plus a dict of items. Put/Get are dict lookups; Query is a bisect; Scan walks partitions in the order of a
+hash token of the partition key (like the service's hash order), which also makes Segment/TotalSegments
+contiguous token ranges and lets ExclusiveStartKey resume by bisecting.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import time
+from bisect import bisect_left, bisect_right, insort
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from dynlocust.local import errors
+
+Item = dict[str, Any]
+
+TOKEN_BITS = 32
+
+
+def comparable(av: dict[str, Any], typ: str) -> Any:
+    """The sortable Python value of a key attribute: S by UTF-8 bytes, N as Decimal, B by bytes."""
+    v = av[typ]
+    if typ == "S":
+        return v.encode("utf-8")
+    if typ == "N":
+        try:
+            d = Decimal(v)
+        except InvalidOperation as exc:
+            raise errors.validation(f"The parameter cannot be converted to a numeric value: {v}") from exc
+        if not d.is_finite():
+            raise errors.validation(f"The parameter cannot be converted to a numeric value: {v}")
+        return d
+    try:
+        return base64.b64decode(v, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise errors.serialization("Base64 encoded length is expected a multiple of 4 bytes") from exc
+
+
+def token_of(hk: Any) -> int:
+    raw = hk if isinstance(hk, bytes) else str(hk).encode()
+    return int.from_bytes(hashlib.md5(raw, usedforsecurity=False).digest()[:4], "big")
+
+
+class Partition:
+    __slots__ = ("hk", "items", "keys", "token")
+
+    def __init__(self, hk: Any) -> None:
+        self.hk = hk
+        self.token = token_of(hk)
+        self.keys: list[Any] = []
+        self.items: dict[Any, Item] = {}
+
+
+class Collection:
+    """One ordered collection of items (the table itself, or one index)."""
+
+    def __init__(self) -> None:
+        self.parts: dict[Any, Partition] = {}
+        self._order: list[tuple[int, Any]] | None = None
+
+    def get(self, hk: Any, sk: Any) -> Item | None:
+        p = self.parts.get(hk)
+        return None if p is None else p.items.get(sk)
+
+    def put(self, hk: Any, sk: Any, item: Item) -> None:
+        p = self.parts.get(hk)
+        if p is None:
+            p = self.parts[hk] = Partition(hk)
+            self._order = None
+        if sk not in p.items:
+            insort(p.keys, sk)
+        p.items[sk] = item
+
+    def remove(self, hk: Any, sk: Any) -> None:
+        p = self.parts.get(hk)
+        if p is None or sk not in p.items:
+            return
+        del p.items[sk]
+        del p.keys[bisect_left(p.keys, sk)]
+        if not p.items:
+            del self.parts[hk]
+            self._order = None
+
+    def order(self) -> list[tuple[int, Any]]:
+        if self._order is None:
+            self._order = sorted((p.token, hk) for hk, p in self.parts.items())
+        return self._order
+
+    def query(self, hk: Any, forward: bool, start: Any = None) -> Iterator[tuple[Any, Item]]:
+        """Items of one partition in sort order, strictly after (or before, backwards) `start` if given."""
+        p = self.parts.get(hk)
+        if p is None:
+            return
+        keys = p.keys
+        if forward:
+            i = 0 if start is None else bisect_right(keys, start)
+            for sk in keys[i:]:
+                yield sk, p.items[sk]
+        else:
+            i = len(keys) if start is None else bisect_left(keys, start)
+            for sk in reversed(keys[:i]):
+                yield sk, p.items[sk]
+
+    def scan(
+        self, segment: int = 0, total: int = 1, start: tuple[Any, Any] | None = None
+    ) -> Iterator[tuple[Any, Any, Item]]:
+        """(hk, sk, item) in token order within the segment, strictly after `start` = (hk, sk) if given."""
+        order = self.order()
+        span = 1 << TOKEN_BITS
+        lo_tok = segment * span // total
+        hi_tok = (segment + 1) * span // total
+        i = bisect_left(order, (lo_tok,))
+        first_sk = None
+        if start is not None:
+            shk, first_sk = start
+            tok = token_of(shk)
+            i = bisect_left(order, (tok, shk))
+            if i < len(order) and order[i][1] != shk:
+                first_sk = None
+        # snapshot: writes during the walk must not break iteration
+        for tok, hk in order[i:]:
+            if tok >= hi_tok:
+                break
+            p = self.parts.get(hk)
+            if p is None:
+                continue
+            keys = p.keys
+            j = 0
+            if first_sk is not None:
+                j = bisect_right(keys, first_sk)
+                first_sk = None
+            for sk in keys[j:]:
+                item = p.items.get(sk)
+                if item is not None:
+                    yield hk, sk, item
+
+
+@dataclass
+class KeyDef:
+    hash_attr: str
+    hash_type: str
+    range_attr: str | None = None
+    range_type: str | None = None
+
+    def names(self) -> list[str]:
+        return [self.hash_attr] if self.range_attr is None else [self.hash_attr, self.range_attr]
+
+
+@dataclass
+class Index:
+    """A GSI or LSI: its key, its projection and its own ordered collection of (references to) items."""
+
+    name: str
+    kind: str  # "GSI" | "LSI"
+    key: KeyDef
+    projection_type: str
+    non_key: list[str]
+    arn: str
+    provisioned: dict[str, Any] | None = None
+    on_demand: dict[str, Any] | None = None
+    warm: dict[str, Any] | None = None
+    coll: Collection = field(default_factory=Collection)
+
+    def entry(self, item: Item, table_key: KeyDef) -> tuple[Any, Any] | None:
+        """(hk, sk) of the item in this index, or None when the item lacks the index key."""
+        k = self.key
+        hav = item.get(k.hash_attr)
+        if hav is None:
+            return None
+        if k.hash_type not in hav:
+            raise errors.validation(self._mismatch(k.hash_attr, k.hash_type, hav))
+        rcmp: Any = None
+        if k.range_attr is not None:
+            rav = item.get(k.range_attr)
+            if rav is None:
+                return None
+            if k.range_type not in rav:
+                raise errors.validation(self._mismatch(k.range_attr, str(k.range_type), rav))
+            rcmp = comparable(rav, str(k.range_type))
+        t_hk = comparable(item[table_key.hash_attr], table_key.hash_type)
+        t_sk = (
+            comparable(item[table_key.range_attr], str(table_key.range_type)) if table_key.range_attr is not None else 0
+        )
+        return comparable(hav, k.hash_type), (rcmp, t_hk, t_sk)
+
+    def _mismatch(self, attr: str, expected: str, av: dict[str, Any]) -> str:
+        actual = next(iter(av), "?")
+        return (
+            "One or more parameter values were invalid: Type mismatch for Index Key "
+            f"{attr} Expected: {expected} Actual: {actual} IndexName: {self.name}"
+        )
+
+    def key_names(self, table_key: KeyDef) -> set[str]:
+        return set(table_key.names()) | set(self.key.names())
+
+    def project(self, item: Item, table_key: KeyDef) -> Item:
+        if self.projection_type == "ALL":
+            return item
+        keep = self.key_names(table_key)
+        if self.projection_type == "INCLUDE":
+            keep |= set(self.non_key)
+        return {k: v for k, v in item.items() if k in keep}
+
+
+@dataclass
+class Table:
+    """One table: definition, state and data."""
+
+    name: str
+    arn: str
+    table_id: str
+    key: KeyDef
+    attribute_definitions: list[dict[str, str]]
+    billing_mode: str
+    provisioned: dict[str, Any] | None
+    created: float
+    active_at: float
+    gsis: dict[str, Index] = field(default_factory=dict)
+    lsis: dict[str, Index] = field(default_factory=dict)
+    tags: dict[str, str] = field(default_factory=dict)
+    on_demand: dict[str, Any] | None = None
+    warm: dict[str, Any] | None = None
+    deletion_protection: bool = False
+    table_class: str | None = None
+    stream_spec: dict[str, Any] | None = None
+    base: Collection = field(default_factory=Collection)
+    item_count: int = 0
+    size_bytes: int = 0
+
+    def status(self, now: float | None = None) -> str:
+        return "ACTIVE" if (now if now is not None else time.monotonic()) >= self.active_at else "CREATING"
+
+    def index(self, name: str) -> Index | None:
+        return self.gsis.get(name) or self.lsis.get(name)

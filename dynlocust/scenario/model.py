@@ -1,0 +1,339 @@
+"""The scenario data model: what a YAML scenario means once loaded and checked.
+
+Every class is a frozen dataclass so a scenario can be shared by the master, the workers and the report without
+anyone changing it under the others. Durations are seconds (float), rates are requests/s of the whole fleet, sizes
+are bytes. The loader (``dynlocust.scenario.loader``) is the only place that builds these from text and the only
+place that checks them; the constructors trust their arguments.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from dynlocust.errors import DynlocustError
+
+KeyType = Literal["S", "N", "B"]
+Billing = Literal["on_demand", "provisioned"]
+Projection = Literal["all", "keys_only", "include"]
+TransportName = Literal["boto3", "fast"]
+ShardMode = Literal["hash", "round_robin", "random"]
+OpKind = Literal[
+    "put",
+    "conditional_put",
+    "get",
+    "query",
+    "gsi_query",
+    "scan",
+    "update",
+    "delete",
+    "transact_write",
+    "batch_write",
+    "batch_get",
+]
+
+OP_KINDS: tuple[OpKind, ...] = (
+    "put",
+    "conditional_put",
+    "get",
+    "query",
+    "gsi_query",
+    "scan",
+    "update",
+    "delete",
+    "transact_write",
+    "batch_write",
+    "batch_get",
+)
+#: Operations that address items which must already exist to mean anything; their keys default to the
+#: table's seeded keyspace.
+READ_OPS: frozenset[OpKind] = frozenset({"get", "query", "gsi_query", "update", "delete", "batch_get"})
+#: Operations that write new items; their keys default to the workload's key distribution.
+WRITE_OPS: frozenset[OpKind] = frozenset({"put", "conditional_put", "transact_write", "batch_write"})
+
+MAX_ITEM_SIZE = 400 * 1024
+MAX_BATCH_WRITE = 25
+MAX_BATCH_GET = 100
+MAX_TRANSACT = 100
+MAX_TRANSACT_BYTES = 4 * 1024 * 1024
+MAX_BATCH_WRITE_BYTES = 16 * 1024 * 1024
+
+
+class ScenarioError(DynlocustError):
+    """A scenario cannot be used as written; the message is one paragraph: ``file:line: key.path: what``."""
+
+    def __init__(self, source: str, line: int | None, path: str, message: str) -> None:
+        self.source = source
+        self.line = line
+        self.path = path
+        self.detail = message
+        where = f"{source}:{line}" if line is not None else source
+        super().__init__(f"{where}: {path}: {message}" if path else f"{where}: {message}")
+
+
+# --------------------------------------------------------------------------------------------------- target
+
+
+@dataclass(frozen=True)
+class LocalTarget:
+    """The embedded local endpoint; ``capacity_scale`` shrinks the emulated capacity so a laptop can hit it."""
+
+    capacity_scale: float = 1.0
+    time_scale: float = 1.0
+
+
+@dataclass(frozen=True)
+class RemoteTarget:
+    """A real (or compatible) endpoint. Fields left ``None`` come from command-line options / env at run time."""
+
+    endpoint: str | None = None
+    region: str | None = None
+    profile: str | None = None
+
+
+Target = LocalTarget | RemoteTarget
+
+
+# --------------------------------------------------------------------------------------------------- tables
+
+
+@dataclass(frozen=True)
+class KeyAttribute:
+    name: str
+    type: KeyType = "S"
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """A read/write pair: provisioned capacity units, warm throughput or an on-demand maximum."""
+
+    read: int
+    write: int
+
+
+@dataclass(frozen=True)
+class Gsi:
+    name: str
+    partition_key: KeyAttribute
+    sort_key: KeyAttribute | None = None
+    projection: Projection = "all"
+    non_key_attributes: tuple[str, ...] = ()
+    provisioned: Throughput | None = None
+    max_on_demand: Throughput | None = None
+
+
+@dataclass(frozen=True)
+class Seed:
+    """Items written before the run so reads find something: keys ``keyspace_key(0 .. items-1)``."""
+
+    items: int
+    item_size: int = 1024
+    items_per_partition: int = 1
+
+
+@dataclass(frozen=True)
+class Table:
+    """One table of the scenario. ``name`` is logical: the run creates ``<name>-<run id>`` unless
+    ``use_existing`` is set, in which case it writes into ``existing_table_name`` (acknowledged explicitly)."""
+
+    name: str
+    partition_key: KeyAttribute
+    sort_key: KeyAttribute | None = None
+    billing: Billing = "on_demand"
+    provisioned: Throughput | None = None
+    warm_throughput: Throughput | None = None
+    max_on_demand: Throughput | None = None
+    gsis: tuple[Gsi, ...] = ()
+    use_existing: bool = False
+    existing_table_name: str | None = None
+    seed: Seed | None = None
+
+    def gsi(self, name: str) -> Gsi | None:
+        return next((g for g in self.gsis if g.name == name), None)
+
+    @property
+    def keyspace(self) -> int | None:
+        """Number of seeded partition keys (``None`` if the table is not seeded)."""
+        if self.seed is None:
+            return None
+        return -(-self.seed.items // self.seed.items_per_partition)
+
+
+# --------------------------------------------------------------------------------------------------- keys
+
+
+@dataclass(frozen=True)
+class UniformKeys:
+    """Uniform keys: fresh random UUIDs, or uniform over ``keyspace`` keys when one is known."""
+
+    keyspace: int | None = None
+
+
+@dataclass(frozen=True)
+class ZipfKeys:
+    """Zipf over ``keyspace`` keys ranked 0..N-1: P(rank k) ~ 1/(k+1)^s."""
+
+    s: float = 1.1
+    keyspace: int | None = None
+
+
+@dataclass(frozen=True)
+class HotSpotKeys:
+    """A ``fraction`` of the keyspace receives ``traffic`` of the requests."""
+
+    fraction: float = 0.01
+    traffic: float = 0.9
+    keyspace: int | None = None
+
+
+@dataclass(frozen=True)
+class SequentialKeys:
+    """Keys ``start, start+1, ...``, strided across workers so no two workers produce the same key."""
+
+    start: int = 0
+    keyspace: int | None = None
+
+
+@dataclass(frozen=True)
+class ShardedKeys:
+    """Write sharding: each base key gets a suffix ``#<shard>`` with shard in 0..shards-1."""
+
+    shards: int = 4
+    mode: ShardMode = "hash"
+    base: KeySpec = field(default_factory=UniformKeys)
+
+
+KeySpec = UniformKeys | ZipfKeys | HotSpotKeys | SequentialKeys | ShardedKeys
+
+
+# --------------------------------------------------------------------------------------------------- workload
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One entry of the weighted operation mix.
+
+    ``keys`` is resolved by the loader: the op's own ``keys``, else the workload's, with a missing keyspace
+    filled in from the table's seed for operations that read existing items; ``None`` only for ``scan``.
+    ``items`` is the number of items per call for batch and transaction operations, 1 otherwise.
+    """
+
+    op: OpKind
+    weight: float
+    table: str
+    label: str
+    consistent: bool = False
+    index: str | None = None
+    filter: str | None = None
+    items: int = 1
+    limit: int | None = None
+    item_size: int | None = None
+    keys: KeySpec | None = None
+
+
+@dataclass(frozen=True)
+class Workload:
+    item_size: int
+    keys: KeySpec
+    operations: tuple[Operation, ...]
+
+    @property
+    def total_weight(self) -> float:
+        return sum(o.weight for o in self.operations)
+
+
+# --------------------------------------------------------------------------------------------------- load
+
+
+@dataclass(frozen=True)
+class Step:
+    """One window of constant offered load."""
+
+    rate: float
+    duration: float
+
+
+@dataclass(frozen=True)
+class Phase:
+    """A named group of steps; ``kind`` records the sugar it was written with (ramp, steps, hold)."""
+
+    name: str
+    kind: Literal["ramp", "steps", "hold"]
+    steps: tuple[Step, ...]
+
+    @property
+    def duration(self) -> float:
+        return sum(s.duration for s in self.steps)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Hard ceilings: the run aborts itself past either one."""
+
+    max_requests: int | None = None
+    max_cost_dollars: float | None = None
+
+
+@dataclass(frozen=True)
+class Slo:
+    """A per-window pass/fail rule. ``window`` is ``"all"``, a window index, or a phase name.
+
+    The rule only applies to windows whose offered rate is within ``[applies_from_rate, applies_below_rate)``.
+    Thresholds left ``None`` are not checked.
+    """
+
+    window: str | int = "all"
+    max_throttle_ratio: float | None = None
+    max_error_ratio: float | None = None
+    max_dropped_ratio: float | None = None
+    max_p50_ms: float | None = None
+    max_p99_ms: float | None = None
+    min_achieved_ratio: float | None = None
+    applies_below_rate: float | None = None
+    applies_from_rate: float | None = None
+
+    def applies_to(self, window_index: int, phase: str, rate: float) -> bool:
+        if self.window != "all" and self.window != window_index and self.window != phase:
+            return False
+        if self.applies_below_rate is not None and rate >= self.applies_below_rate:
+            return False
+        return not (self.applies_from_rate is not None and rate < self.applies_from_rate)
+
+
+# --------------------------------------------------------------------------------------------------- scenario
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    source: str
+    description: str
+    target: Target
+    transport: TransportName
+    tables: tuple[Table, ...]
+    workload: Workload
+    phases: tuple[Phase, ...]
+    concurrency: int
+    deadline: float
+    limits: Limits
+    slos: tuple[Slo, ...]
+    bin: float
+    random_seed: int = 0
+
+    @property
+    def is_local(self) -> bool:
+        return isinstance(self.target, LocalTarget)
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        return tuple(s for p in self.phases for s in p.steps)
+
+    @property
+    def total_duration(self) -> float:
+        return sum(p.duration for p in self.phases)
+
+    def table(self, name: str) -> Table:
+        for t in self.tables:
+            if t.name == name:
+                return t
+        raise KeyError(name)

@@ -1,0 +1,454 @@
+"""Per-window and per-bin statistics of a run, mergeable across workers, and the verdict on each window.
+
+Every worker keeps one ``WindowStats`` per window of the plan; the master merges those of the same window
+index (counts add, histograms merge, target rates add since each worker had a share). Bins are aligned to the
+*window start* (bin b covers ``[start + b * bin_seconds, start + (b + 1) * bin_seconds)``, the last one cut at
+the window end), so bin 0 of every window shows how the service answered the first seconds of a new rate.
+
+A request is attributed by ``at`` = its intended send time (``ticket.intended``): it then lands in the window
+and bin in which it was offered, so offered, sent and answered add up per bin.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from dynlocust.errors import DynlocustError
+from dynlocust.histogram import Histogram
+from dynlocust.pacing import PacingCounts, Segment
+
+if TYPE_CHECKING:
+    from dynlocust.saturation import Saturation
+
+KINDS = (
+    "ok",
+    "throttled",
+    "unprocessed",
+    "condition_failed",
+    "transaction_conflict",
+    "validation",
+    "not_found",
+    "auth",
+    "timeout",
+    "connection",
+    "server_error",
+    "error",
+)
+"""Outcome kinds ``record`` accepts. ``unprocessed`` is an HTTP 200 batch with a throttled remainder."""
+
+ERROR_KINDS = frozenset({"validation", "not_found", "auth", "timeout", "connection", "server_error", "error"})
+"""Kinds that are failures of the test itself; condition failures and transaction conflicts are answers."""
+
+DEFAULT_BIN_SECONDS = 10.0
+
+VERDICTS = ("ok", "throttled", "client-bound", "errors", "partial")
+
+_KIND_SET = frozenset(KINDS)
+_PERCENTILES = {"p50": 0.5, "p90": 0.9, "p99": 0.99}
+
+
+class WindowError(DynlocustError):
+    """Statistics that cannot be recorded, merged or read back as given."""
+
+
+def _add_counts(into: dict[str, int], other: Mapping[str, int]) -> None:
+    for key, n in other.items():
+        into[key] = into.get(key, 0) + n
+
+
+def _latency_summary(hist: Histogram) -> dict[str, float | None]:
+    out: dict[str, float | None] = {name: hist.percentile(q) for name, q in _PERCENTILES.items()}
+    out["max"] = hist.max if hist.count else None
+    return out
+
+
+class Tally:
+    """Counters of one bin (or of a whole window once bins are merged)."""
+
+    __slots__ = (
+        "by_kind",
+        "errors_by",
+        "first_throttle_at",
+        "latency",
+        "latency_from_intended",
+        "offered",
+        "read_units",
+        "throttled_by",
+        "timeouts_by",
+        "unprocessed_items",
+        "write_units",
+    )
+
+    def __init__(self, offered: int = 0) -> None:
+        self.offered = offered
+        self.by_kind: dict[str, int] = {}
+        self.throttled_by: dict[str, int] = {}  # "code|reason" -> count; reason "" when none was given
+        self.timeouts_by: dict[str, int] = {}  # timeout code (connect, read, deadline...) -> count
+        self.errors_by: dict[str, int] = {}  # "kind:code" -> count, kinds in ERROR_KINDS other than timeout
+        self.unprocessed_items = 0
+        self.latency = Histogram()
+        self.latency_from_intended = Histogram()
+        self.first_throttle_at: float | None = None  # absolute epoch seconds
+        self.read_units = 0.0
+        self.write_units = 0.0
+
+    @property
+    def sent(self) -> int:
+        return sum(self.by_kind.values())
+
+    @property
+    def accepted(self) -> int:
+        return self.by_kind.get("ok", 0)
+
+    @property
+    def throttled(self) -> int:
+        return self.by_kind.get("throttled", 0)
+
+    @property
+    def errors(self) -> int:
+        return sum(n for kind, n in self.by_kind.items() if kind in ERROR_KINDS)
+
+    def merge(self, other: Tally) -> None:
+        self.offered += other.offered
+        _add_counts(self.by_kind, other.by_kind)
+        _add_counts(self.throttled_by, other.throttled_by)
+        _add_counts(self.timeouts_by, other.timeouts_by)
+        _add_counts(self.errors_by, other.errors_by)
+        self.unprocessed_items += other.unprocessed_items
+        self.latency.merge(other.latency)
+        self.latency_from_intended.merge(other.latency_from_intended)
+        if other.first_throttle_at is not None and (
+            self.first_throttle_at is None or other.first_throttle_at < self.first_throttle_at
+        ):
+            self.first_throttle_at = other.first_throttle_at
+        self.read_units += other.read_units
+        self.write_units += other.write_units
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "offered": self.offered,
+            "by_kind": dict(sorted(self.by_kind.items())),
+            "throttled_by": dict(sorted(self.throttled_by.items())),
+            "timeouts_by": dict(sorted(self.timeouts_by.items())),
+            "errors_by": dict(sorted(self.errors_by.items())),
+            "unprocessed_items": self.unprocessed_items,
+            "latency": self.latency.to_dict(),
+            "latency_from_intended": self.latency_from_intended.to_dict(),
+            "first_throttle_at": self.first_throttle_at,
+            "read_units": self.read_units,
+            "write_units": self.write_units,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Tally:
+        tally = cls(int(d["offered"]))
+        tally.by_kind = {str(k): int(v) for k, v in d["by_kind"].items()}
+        tally.throttled_by = {str(k): int(v) for k, v in d["throttled_by"].items()}
+        tally.timeouts_by = {str(k): int(v) for k, v in d["timeouts_by"].items()}
+        tally.errors_by = {str(k): int(v) for k, v in d["errors_by"].items()}
+        tally.unprocessed_items = int(d["unprocessed_items"])
+        tally.latency = Histogram.from_dict(d["latency"])
+        tally.latency_from_intended = Histogram.from_dict(d["latency_from_intended"])
+        fta = d["first_throttle_at"]
+        tally.first_throttle_at = None if fta is None else float(fta)
+        tally.read_units = float(d["read_units"])
+        tally.write_units = float(d["write_units"])
+        return tally
+
+
+class WindowStats:
+    """Statistics of one window: per-bin tallies plus what the pacer did (dropped sends, schedule lag)."""
+
+    def __init__(
+        self,
+        index: int,
+        start: float,
+        duration: float,
+        *,
+        target_rate: float = 0.0,
+        bin_seconds: float = DEFAULT_BIN_SECONDS,
+        offered_per_bin: Sequence[int] | None = None,
+    ) -> None:
+        if duration <= 0 or bin_seconds <= 0:
+            raise WindowError(
+                f"window {index}: expected duration > 0 and bin_seconds > 0, found {duration!r}, {bin_seconds!r}"
+            )
+        self.index = index
+        self.start = start
+        self.duration = duration
+        self.target_rate = target_rate
+        self.bin_seconds = bin_seconds
+        n_bins = max(1, math.ceil(duration / bin_seconds - 1e-9))
+        if offered_per_bin is not None and len(offered_per_bin) != n_bins:
+            raise WindowError(
+                f"window {index}: expected {n_bins} offered counts (one per bin), found {len(offered_per_bin)}"
+            )
+        self.bins = [Tally(offered_per_bin[b] if offered_per_bin else 0) for b in range(n_bins)]
+        self.handed = 0
+        self.dropped = 0
+        self.cancelled = 0
+        self.schedule_lag = Histogram()
+        self.partial = False
+
+    @classmethod
+    def for_segment(cls, segment: Segment, *, bin_seconds: float = DEFAULT_BIN_SECONDS) -> WindowStats:
+        """Window statistics whose target rate and per-bin offered counts come from the pacing schedule."""
+        n_bins = max(1, math.ceil(segment.duration / bin_seconds - 1e-9))
+        offered = [
+            segment.count_between(
+                segment.start + b * bin_seconds,
+                segment.end if b == n_bins - 1 else segment.start + (b + 1) * bin_seconds,
+            )
+            for b in range(n_bins)
+        ]
+        return cls(
+            segment.index,
+            segment.start,
+            segment.duration,
+            target_rate=segment.rate,
+            bin_seconds=bin_seconds,
+            offered_per_bin=offered,
+        )
+
+    @property
+    def end(self) -> float:
+        return self.start + self.duration
+
+    def bin_of(self, at: float) -> int:
+        """Bin index of time ``at``, clamped to the window's bins."""
+        b = int((at - self.start) // self.bin_seconds)
+        return min(max(b, 0), len(self.bins) - 1)
+
+    def record(
+        self,
+        *,
+        at: float,
+        kind: str,
+        code: str | None = None,
+        reasons: Sequence[str] = (),
+        unprocessed: int = 0,
+        latency: float,
+        latency_from_intended: float,
+        read_units: float = 0.0,
+        write_units: float = 0.0,
+    ) -> None:
+        """Count one answered (or failed) request; latencies in seconds, ``at`` its intended send time."""
+        if kind not in _KIND_SET:
+            raise WindowError(f"window {self.index}: expected kind in {KINDS}, found {kind!r}")
+        tally = self.bins[self.bin_of(at)]
+        tally.by_kind[kind] = tally.by_kind.get(kind, 0) + 1
+        if kind == "throttled":
+            for reason in reasons or ("",):
+                key = f"{code or ''}|{reason}"
+                tally.throttled_by[key] = tally.throttled_by.get(key, 0) + 1
+        elif kind == "timeout":
+            key = code or ""
+            tally.timeouts_by[key] = tally.timeouts_by.get(key, 0) + 1
+        elif kind in ERROR_KINDS:
+            key = f"{kind}:{code or ''}"
+            tally.errors_by[key] = tally.errors_by.get(key, 0) + 1
+        if unprocessed:
+            tally.unprocessed_items += unprocessed
+        if (kind == "throttled" or unprocessed > 0) and (
+            tally.first_throttle_at is None or at < tally.first_throttle_at
+        ):
+            tally.first_throttle_at = at
+        tally.latency.record(latency)
+        tally.latency_from_intended.record(latency_from_intended)
+        tally.read_units += read_units
+        tally.write_units += write_units
+
+    def apply_pacing(self, counts: PacingCounts) -> None:
+        """Take this worker's pacer counters for the window (call once, when the window is over).
+
+        Sends cancelled by a stop mean the window was not fully observed: it becomes ``partial``.
+        """
+        if counts.index != self.index:
+            raise WindowError(f"window {self.index}: expected pacing counts of it, found window {counts.index}")
+        self.handed = counts.handed
+        self.dropped = counts.dropped
+        self.cancelled = counts.cancelled
+        self.schedule_lag = counts.lag.copy()
+        if counts.cancelled or not counts.settled:
+            self.partial = True
+
+    def mark_partial(self) -> None:
+        """Declare the window not fully observed (a late start, an early stop, a lost worker)."""
+        self.partial = True
+
+    def total(self) -> Tally:
+        """All bins merged into one tally."""
+        tally = Tally()
+        for b in self.bins:
+            tally.merge(b)
+        return tally
+
+    def merge(self, other: WindowStats) -> None:
+        """Add another worker's statistics of the same window (exact: counts add, histograms merge)."""
+        if (other.index, other.start, other.duration, other.bin_seconds, len(other.bins)) != (
+            self.index,
+            self.start,
+            self.duration,
+            self.bin_seconds,
+            len(self.bins),
+        ):
+            raise WindowError(
+                f"merge: expected window {self.index} (start {self.start}, {self.duration} s, bins of "
+                f"{self.bin_seconds} s), found window {other.index} (start {other.start}, {other.duration} s, "
+                f"bins of {other.bin_seconds} s)"
+            )
+        self.target_rate += other.target_rate
+        for mine, theirs in zip(self.bins, other.bins, strict=True):
+            mine.merge(theirs)
+        self.handed += other.handed
+        self.dropped += other.dropped
+        self.cancelled += other.cancelled
+        self.schedule_lag.merge(other.schedule_lag)
+        self.partial = self.partial or other.partial
+
+    def summary(self) -> dict[str, Any]:
+        """Derived, human-readable figures of the whole window (not read back by ``from_dict``)."""
+        t = self.total()
+        return {
+            "target_rate": self.target_rate,
+            "offered": t.offered,
+            "sent": t.sent,
+            "accepted": t.accepted,
+            "accepted_per_s": t.accepted / self.duration,
+            "throttled": t.throttled,
+            "throttled_by": dict(sorted(t.throttled_by.items())),
+            "unprocessed_items": t.unprocessed_items,
+            "condition_failed": t.by_kind.get("condition_failed", 0),
+            "transaction_conflict": t.by_kind.get("transaction_conflict", 0),
+            "timeouts_by": dict(sorted(t.timeouts_by.items())),
+            "errors_by": dict(sorted(t.errors_by.items())),
+            "dropped": self.dropped,
+            "latency": _latency_summary(t.latency),
+            "latency_from_intended": _latency_summary(t.latency_from_intended),
+            "schedule_lag": _latency_summary(self.schedule_lag),
+            "first_throttle_s": None if t.first_throttle_at is None else t.first_throttle_at - self.start,
+            "read_units": t.read_units,
+            "write_units": t.write_units,
+            "partial": self.partial,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form; ``from_dict`` restores it exactly (the ``summary`` key is for readers only)."""
+        return {
+            "index": self.index,
+            "start": self.start,
+            "duration": self.duration,
+            "target_rate": self.target_rate,
+            "bin_seconds": self.bin_seconds,
+            "partial": self.partial,
+            "pacing": {
+                "handed": self.handed,
+                "dropped": self.dropped,
+                "cancelled": self.cancelled,
+                "lag": self.schedule_lag.to_dict(),
+            },
+            "bins": [b.to_dict() for b in self.bins],
+            "summary": self.summary(),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> WindowStats:
+        try:
+            ws = cls(
+                int(d["index"]),
+                float(d["start"]),
+                float(d["duration"]),
+                target_rate=float(d["target_rate"]),
+                bin_seconds=float(d["bin_seconds"]),
+            )
+            bins = [Tally.from_dict(b) for b in d["bins"]]
+            if len(bins) != len(ws.bins):
+                raise WindowError(f"window {ws.index}: expected {len(ws.bins)} bins, found {len(bins)}")
+            ws.bins = bins
+            ws.partial = bool(d["partial"])
+            pacing = d["pacing"]
+            ws.handed = int(pacing["handed"])
+            ws.dropped = int(pacing["dropped"])
+            ws.cancelled = int(pacing["cancelled"])
+            ws.schedule_lag = Histogram.from_dict(pacing["lag"])
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise WindowError(f"window statistics: malformed dict ({exc!r})") from exc
+        return ws
+
+
+class WindowBook:
+    """All windows of a run in one process, keyed by window index; routes each record to its window and bin."""
+
+    def __init__(self, windows: Iterable[WindowStats]) -> None:
+        self._by_index: dict[int, WindowStats] = {}
+        for w in windows:
+            if w.index in self._by_index:
+                raise WindowError(f"window book: expected unique window indexes, found {w.index} twice")
+            self._by_index[w.index] = w
+        self._ordered = sorted(self._by_index.values(), key=lambda w: w.start)
+        self._starts = [w.start for w in self._ordered]
+        self.unrouted = 0
+        """Records whose time fell in no window (counted, not lost silently)."""
+
+    @classmethod
+    def from_segments(cls, segments: Iterable[Segment], *, bin_seconds: float = DEFAULT_BIN_SECONDS) -> WindowBook:
+        return cls(WindowStats.for_segment(s, bin_seconds=bin_seconds) for s in segments)
+
+    def __getitem__(self, index: int) -> WindowStats:
+        try:
+            return self._by_index[index]
+        except KeyError:
+            raise WindowError(f"window book: expected one of {sorted(self._by_index)}, found {index!r}") from None
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self._ordered)
+
+    def __len__(self) -> int:
+        return len(self._ordered)
+
+    def window_at(self, at: float) -> WindowStats | None:
+        """The window covering time ``at``, or None."""
+        i = bisect.bisect_right(self._starts, at) - 1
+        if i < 0:
+            return None
+        w = self._ordered[i]
+        return w if at < w.end else None
+
+    def record(self, *, at: float, window: int | None = None, **outcome: Any) -> None:
+        """Record into window ``window`` (e.g. ``ticket.window``) or, if None, the window covering ``at``.
+
+        ``outcome`` takes ``WindowStats.record``'s keywords.
+        """
+        w = self._by_index.get(window) if window is not None else self.window_at(at)
+        if w is None:
+            self.unrouted += 1
+            return
+        w.record(at=at, **outcome)
+
+
+def verdict(stats: WindowStats, saturation: Saturation, *, error_fraction: float = 0.01) -> str:
+    """Say what limited a window, in this order of precedence:
+
+    - ``client-bound``: the load generator was the limit (``saturation.client_bound``). Checked first, so a
+      window where the client could not keep up is never reported as the service's limit.
+    - ``partial``: the window was not fully observed (stopped early, a worker missing).
+    - ``errors``: test failures (``ERROR_KINDS``) reach ``error_fraction`` of sent requests and outnumber the
+      throttle signals.
+    - ``throttled``: the service said no: at least one throttled request or batch with unprocessed items.
+    - ``ok``: none of the above.
+    """
+    if saturation.client_bound:
+        return "client-bound"
+    if stats.partial:
+        return "partial"
+    t = stats.total()
+    throttle_signals = t.throttled + t.by_kind.get("unprocessed", 0)
+    sent = t.sent
+    if sent and t.errors >= error_fraction * sent and t.errors > throttle_signals:
+        return "errors"
+    if throttle_signals > 0 or t.unprocessed_items > 0:
+        return "throttled"
+    return "ok"

@@ -1,0 +1,202 @@
+"""Side by side: dynlocust's local endpoint vs moto's server, PutItem and GetItem of 1 KB items.
+
+Each server runs in its own process pinned to core 0 (when the machine has 2+ cores); this process is the
+client, pinned to core 1: 50 gevent greenlets, each with one raw keep-alive socket sending pre-built requests
+(no signing: neither server verifies), so the client costs as little as possible.
+
+    python tests/benchmarks/bench_local_endpoint.py [--seconds 5] [--clients 50]
+"""
+
+from __future__ import annotations
+
+from gevent import monkey
+
+monkey.patch_all()
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import socket  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+import gevent  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, ROOT)
+
+from dynlocust.local.embedded import LocalEndpoint  # noqa: E402
+
+TABLE = "bench"
+AUTH = (
+    "AWS4-HMAC-SHA256 Credential=local/20260101/us-east-1/dynamodb/aws4_request, "
+    "SignedHeaders=content-type;host;x-amz-date;x-amz-target, Signature=" + "0" * 64
+)
+
+
+def pin(pid: int, core: int) -> None:
+    if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) > 1:
+        os.sched_setaffinity(pid, {core})
+
+
+def request(port: int, op: str, body: dict) -> bytes:
+    data = json.dumps(body).encode()
+    head = (
+        f"POST / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/x-amz-json-1.0\r\n"
+        f"X-Amz-Target: DynamoDB_20120810.{op}\r\nX-Amz-Date: 20260101T000000Z\r\nAuthorization: {AUTH}\r\n"
+        f"Content-Length: {len(data)}\r\n\r\n"
+    )
+    return head.encode() + data
+
+
+class Conn:
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.buf = b""
+
+    def call(self, raw: bytes) -> tuple[int, bytes]:
+        self.sock.sendall(raw)
+        while b"\r\n\r\n" not in self.buf:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise ConnectionError("server closed the connection")
+            self.buf += chunk
+        head, _, rest = self.buf.partition(b"\r\n\r\n")
+        length = 0
+        for line in head.split(b"\r\n")[1:]:
+            k, _, v = line.partition(b":")
+            if k.strip().lower() == b"content-length":
+                length = int(v)
+        while len(rest) < length:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise ConnectionError("server closed the connection")
+            rest += chunk
+        self.buf = rest[length:]
+        return int(head.split(b" ", 2)[1]), rest[:length]
+
+
+def setup(port: int) -> None:
+    c = Conn(port)
+    status, body = c.call(
+        request(
+            port,
+            "CreateTable",
+            {
+                "TableName": TABLE,
+                "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+                "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+                "BillingMode": "PAY_PER_REQUEST",
+            },
+        )
+    )
+    if status != 200:
+        raise SystemExit(f"CreateTable failed on port {port}: {status} {body[:200]!r}")
+
+
+def run(port: int, op: str, seconds: float, clients: int, keys: int) -> tuple[float, int]:
+    payload = "x" * 1000
+
+    def body(i: int) -> dict:
+        key = {"pk": {"S": f"k{i % keys:08d}"}}
+        if op == "PutItem":
+            return {"TableName": TABLE, "Item": {**key, "v": {"S": payload}}}
+        return {"TableName": TABLE, "Key": key}
+
+    prebuilt = [request(port, op, body(i)) for i in range(keys)]
+    done = [0]
+    errors = [0]
+    stop_at = [0.0]
+
+    def worker(w: int) -> None:
+        c = Conn(port)
+        i = w
+        while time.perf_counter() < stop_at[0]:
+            status, _ = c.call(prebuilt[i % keys])
+            if status == 200:
+                done[0] += 1
+            else:
+                errors[0] += 1
+            i += clients
+
+    stop_at[0] = time.perf_counter() + seconds
+    t0 = time.perf_counter()
+    gevent.joinall([gevent.spawn(worker, w) for w in range(clients)])
+    elapsed = time.perf_counter() - t0
+    return done[0] / elapsed, errors[0]
+
+
+def free_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def start_moto() -> tuple[subprocess.Popen[bytes], int]:
+    port = free_port()
+    moto_bin = os.path.join(os.path.dirname(sys.executable), "moto_server")
+    proc = subprocess.Popen(
+        [moto_bin, "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return proc, port
+        except OSError:
+            time.sleep(0.1)
+    proc.kill()
+    proc.wait()
+    raise SystemExit("moto_server did not start within 30 s")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seconds", type=float, default=5.0)
+    ap.add_argument("--moto-seconds", type=float, default=5.0)
+    ap.add_argument("--clients", type=int, default=50)
+    ap.add_argument("--keys", type=int, default=2000)
+    args = ap.parse_args()
+    pin(0, 1)
+    results: dict[str, dict[str, float]] = {}
+    ep = LocalEndpoint(capacity=False)
+    ep.start()
+    try:
+        assert ep.pid is not None
+        pin(ep.pid, 0)
+        setup(ep.port)
+        results["dynlocust"] = {}
+        for op in ("PutItem", "GetItem"):
+            rate, errs = run(ep.port, op, args.seconds, args.clients, args.keys)
+            results["dynlocust"][op] = rate
+            print(f"dynlocust local  {op:8s} {rate:9.0f} req/s  errors={errs}", flush=True)
+    finally:
+        ep.stop()
+    proc, port = start_moto()
+    try:
+        pin(proc.pid, 0)
+        setup(port)
+        results["moto"] = {}
+        for op in ("PutItem", "GetItem"):
+            rate, errs = run(port, op, args.moto_seconds, args.clients, args.keys)
+            results["moto"][op] = rate
+            print(f"moto_server      {op:8s} {rate:9.0f} req/s  errors={errs}", flush=True)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    for op in ("PutItem", "GetItem"):
+        ratio = results["dynlocust"][op] / max(results["moto"][op], 1e-9)
+        print(f"ratio {op:8s} dynlocust/moto = {ratio:.1f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

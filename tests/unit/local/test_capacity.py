@@ -1,0 +1,494 @@
+"""Calibration of the capacity model against reference/service-behaviour.md, on a fake clock.
+
+Offered load is fed as charges at exact times (t0 + i / rate), so an unscaled 8,000/s window costs 8,000 calls
+per simulated second; the long growth runs use capacity_scale=0.01 (80 charges per simulated second).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+import pytest
+
+from dynlocust.errors import ConfigurationError
+from dynlocust.local import capacity
+from dynlocust.local.capacity import (
+    ON_DEMAND_INDEX_MESSAGE,
+    ON_DEMAND_TABLE_MESSAGE,
+    PROVISIONED_TABLE_MESSAGE,
+    CapacityModel,
+    ResourceSpec,
+    Throttle,
+)
+
+T0 = 1000.0
+ARN = "arn:aws:dynamodb:us-east-1:000000000000:table/t"
+KEYS = [f"k{i}" for i in range(10007)]
+
+
+class FakeClock:
+    def __init__(self, t: float = T0) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+
+@dataclass
+class Window:
+    accepted: int = 0
+    throttled: int = 0
+    first_throttle: float | None = None
+    throttle: Throttle | None = None
+    per_second: list[int] = field(default_factory=list)
+    reasons: set[str] = field(default_factory=set)
+
+
+def drive(
+    model: CapacityModel,
+    clock: FakeClock,
+    rate: float,
+    seconds: float,
+    *,
+    index: str | None = None,
+    kind: str = "write",
+    units: float = 1.0,
+    keys: list[str] = KEYS,
+    bin_s: float = 1.0,
+) -> Window:
+    """Offer ``rate`` charges/s of clock time for ``seconds``, from the clock's current time; leaves the clock
+    at the end of the window. ``first_throttle`` is relative to the window start."""
+    start = clock.t
+    n = round(rate * seconds)
+    out = Window(per_second=[0] * (int(seconds / bin_s) + 1))
+    charge = model.charge
+    nkeys = len(keys)
+    for i in range(n):
+        t = start + i / rate
+        clock.t = t
+        result = charge("t", index, kind, units, keys[i % nkeys])
+        if result is None:
+            out.accepted += 1
+            out.per_second[int((t - start) / bin_s)] += 1
+        else:
+            out.throttled += 1
+            out.reasons.add(result.reason)
+            if out.first_throttle is None:
+                out.first_throttle = t - start
+                out.throttle = result
+    clock.t = start + seconds
+    return out
+
+
+def on_demand(scale: float = 1.0, time_scale: float = 1.0, **spec: float | None) -> tuple[CapacityModel, FakeClock]:
+    clock = FakeClock()
+    model = CapacityModel(capacity_scale=scale, time_scale=time_scale, clock=clock)
+    model.add_resource(ResourceSpec("t", None, ARN, "PAY_PER_REQUEST", **spec))  # type: ignore[arg-type]
+    return model, clock
+
+
+# ---- baseline, burst and ceiling --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("offered", [1000, 2000, 3000, 4000])
+def test_nothing_throttled_up_to_the_baseline(offered: int) -> None:
+    model, clock = on_demand(scale=0.1)
+    w = drive(model, clock, offered * 0.1, 120)
+    assert (w.throttled, w.accepted) == (0, round(offered * 0.1 * 120))
+
+
+def test_baseline_holds_for_any_time() -> None:
+    model, clock = on_demand(scale=0.01)
+    w = drive(model, clock, 40, 1800)
+    assert w.throttled == 0
+    assert model.snapshot()["t"]["level"] == 0
+
+
+@pytest.mark.parametrize("offered", [5000, 6000, 8000])
+def test_ceiling_pinned_at_4130_whatever_the_offered_rate(offered: int) -> None:
+    model, clock = on_demand()
+    drive(model, clock, offered, 5)  # spend the burst
+    w = drive(model, clock, offered, 10)
+    assert w.accepted / 10 == pytest.approx(4130, rel=0.001)
+
+
+@pytest.mark.parametrize(
+    ("offered", "expected", "tolerance"),
+    [(8000, 0.9, 0.15), (7000, 1.18, 0.05), (6000, 1.82, 0.05), (5000, 3.8, 0.3), (4200, 48.6, 0.5)],
+)
+def test_first_throttle_time_unscaled(offered: int, expected: float, tolerance: float) -> None:
+    model, clock = on_demand()
+    w = drive(model, clock, offered, expected + 2 * tolerance)
+    assert w.first_throttle == pytest.approx(expected, abs=tolerance)
+    assert w.throttle is not None
+    assert w.throttle.code == "ThrottlingException"
+    assert w.throttle.reason == "TableWriteKeyRangeThroughputExceeded"
+    assert w.throttle.resource == ARN
+    assert w.throttle.message == ON_DEMAND_TABLE_MESSAGE
+
+
+def test_first_throttle_sooner_the_higher_the_offered_rate() -> None:
+    times = []
+    for offered in (5000, 6000, 7000, 8000):
+        model, clock = on_demand(scale=0.1)
+        times.append(drive(model, clock, offered * 0.1, 6).first_throttle)
+    assert all(t is not None for t in times)
+    assert times == sorted(times, reverse=True)
+    assert len(set(times)) == 4
+
+
+def test_scales_divide_durations_and_multiply_rates() -> None:
+    model, clock = on_demand(scale=0.1, time_scale=10)
+    w = drive(model, clock, 800, 1.0)
+    assert w.first_throttle == pytest.approx(0.088, abs=0.005)
+    tail = drive(model, clock, 800, 2.0)
+    assert tail.accepted / 2 == pytest.approx(413, rel=0.001)
+    assert model.snapshot()["t"]["write_ceiling"] == pytest.approx(413)
+
+
+# ---- growth under sustained over-demand ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def soak_8000() -> tuple[list[float], dict]:
+    """34 minutes at 8,000 writes/s offered, scaled by 0.01: accepted per second (unscaled units)."""
+    model, clock = on_demand(scale=0.01)
+    w = drive(model, clock, 80, 34 * 60)
+    return [n / 0.01 for n in w.per_second[:-1]], model.snapshot()["t"]
+
+
+def _levels(per_second: list[float], bin_s: int = 10) -> list[tuple[int, int, float]]:
+    """(start second, length in seconds, rate) of each run of equal rates over ``bin_s`` bins.
+
+    Scaled by 0.01, one second holds 41 or 42 acceptances; 10 s bins bring that jitter under 0.3%.
+    """
+    runs: list[tuple[int, int, float]] = []
+    for first in range(0, len(per_second) - bin_s + 1, bin_s):
+        rate = sum(per_second[first : first + bin_s]) / bin_s
+        if runs and abs(rate - runs[-1][2]) <= 0.005 * runs[-1][2]:
+            start, length, level = runs[-1]
+            runs[-1] = (start, length + bin_s, level)
+        else:
+            runs.append((first, bin_s, rate))
+    return runs
+
+
+def test_first_ceiling_holds_eight_minutes(soak_8000: tuple[list[float], dict]) -> None:
+    per_second, _ = soak_8000
+    first_minutes = per_second[2:480]
+    assert sum(first_minutes) / len(first_minutes) == pytest.approx(4130, rel=0.001)
+    assert max(per_second[1:480]) <= 4130 * 1.03  # per-second discretisation at 41.3/s scaled
+
+
+def test_growth_is_sudden_steps_of_about_1000_each_flat_at_least_a_minute(
+    soak_8000: tuple[list[float], dict],
+) -> None:
+    per_second, snap = soak_8000
+    minutes = [sum(per_second[m * 60 : (m + 1) * 60]) / 60 for m in range(34)]
+    plateaus = sorted({round(m, -2) for m in minutes[1:]})
+    steps = [b - a for a, b in itertools.pairwise(plateaus)]
+    assert len(steps) >= 2
+    assert all(900 <= s <= 1100 for s in steps)
+    ceilings = [s["write_ceiling"] / 0.01 for s in snap["steps"]]
+    assert [round(c) for c in ceilings] == [5130, 6130, 7130]
+    assert [s["after_s"] for s in snap["steps"]] == [480.0, 1080.0, 1680.0]
+    runs = _levels(per_second[10:])
+    assert [round(rate, -1) for _, _, rate in runs] == [4130, 5130, 6130, 7130]
+    for start, length, rate in runs:
+        assert length >= 60, f"level {rate:.0f}/s starting at second {start + 10} lasted only {length} s"
+
+
+def test_about_7000_after_34_minutes_at_8000(soak_8000: tuple[list[float], dict]) -> None:
+    per_second, snap = soak_8000
+    last_minute = sum(per_second[-60:]) / 60
+    assert 6800 <= last_minute <= 7300
+    assert last_minute < 8000  # still below the offered rate and below a clean doubling of 4,130
+    assert snap["level"] == 3
+    assert snap["over_demand"] is True
+
+
+def test_never_beyond_twice_the_previous_peak(soak_8000: tuple[list[float], dict]) -> None:
+    per_second, snap = soak_8000
+    for step in snap["steps"]:
+        at = int(step["after_s"])
+        peak = max(sum(per_second[s : s + 10]) / 10 for s in range(0, at - 9, 10))
+        assert step["write_ceiling"] / 0.01 <= 2 * peak
+
+
+def test_growth_stops_once_the_ceiling_covers_demand() -> None:
+    model, clock = on_demand(scale=0.01, time_scale=10)
+    w = drive(model, clock, 60, 6000 / 10)  # 6,000 offered for 100 simulated minutes
+    snap = model.snapshot()["t"]
+    assert snap["level"] == 2
+    assert [round(s["write_ceiling"] / 0.01) for s in snap["steps"]] == [5130, 6130]
+    assert w.per_second[-2] == 60  # everything accepted at the end
+    assert snap["over_demand"] is False
+
+
+@pytest.mark.parametrize(("pause_s", "grows"), [(30, True), (120, False)])
+def test_over_demand_run_survives_short_pauses_only(pause_s: int, grows: bool) -> None:
+    model, clock = on_demand(scale=0.01)
+    drive(model, clock, 80, 300)
+    drive(model, clock, 20, pause_s)  # well under the ceiling: no over-demand
+    drive(model, clock, 80, 300)
+    assert (model.snapshot()["t"]["level"] >= 1) is grows
+
+
+def test_a_step_bigger_than_doubling_is_capped_at_twice_the_peak(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(capacity, "GROWTH_STEP", 3.0)  # would jump 4,130 -> 16,130
+    model, clock = on_demand(scale=0.1, time_scale=10)
+    drive(model, clock, 2000, 540 / 10)  # 20,000 offered for 9 simulated minutes
+    snap = model.snapshot()["t"]
+    assert snap["level"] == 1
+    # Peak before the step: the ceiling 413, plus at most the burst (340) spread over the first 10 s window.
+    assert 2 * 413 < snap["steps"][0]["write_ceiling"] <= 2 * (413 + 34)
+    assert snap["write_ceiling"] < 413 + 3.0 * 400
+
+
+# ---- reads, warm throughput, maximum on-demand throughput ---------------------------------------------------
+
+
+@pytest.mark.parametrize("rru", [6381, 12000])
+def test_reads_below_12000_rru_never_throttled(rru: int) -> None:
+    model, clock = on_demand(scale=0.1)
+    w = drive(model, clock, rru * 0.1 * 2, 60, kind="read", units=0.5)
+    assert w.throttled == 0
+
+
+def test_reads_above_the_read_ceiling_throttle_like_writes() -> None:
+    model, clock = on_demand(scale=0.1)
+    w = drive(model, clock, 2000, 10, kind="read")
+    assert w.reasons == {"TableReadKeyRangeThroughputExceeded"}
+    assert w.first_throttle == pytest.approx(10200 / (20000 - 12390), abs=0.01)
+    assert sum(w.per_second[3:9]) / 6 == pytest.approx(1239, rel=0.002)
+
+
+@pytest.mark.parametrize(("wru", "rru", "throttled"), [(2000, 6000, False), (3000, 6000, True)])
+def test_reads_and_writes_share_one_budget(wru: int, rru: int, throttled: bool) -> None:
+    model, clock = on_demand(scale=0.1)
+    events = sorted(
+        [(T0 + i / (wru / 10), "write") for i in range(wru * 3)]
+        + [(T0 + i / (rru / 10), "read") for i in range(rru * 3)]
+    )
+    n_throttled = 0
+    for i, (t, kind) in enumerate(events):
+        clock.t = t
+        n_throttled += model.charge("t", None, kind, 1.0, KEYS[i % len(KEYS)]) is not None
+    assert (n_throttled > 0) is throttled
+
+
+def test_warm_throughput_raises_the_starting_ceiling() -> None:
+    model, clock = on_demand(scale=0.1, warm_write=10000.0)
+    assert drive(model, clock, 1000, 60).throttled == 0
+    drive(model, clock, 1200, 15)
+    assert drive(model, clock, 1200, 10).accepted / 10 == pytest.approx(1032.5, rel=0.001)
+
+
+def test_warm_throughput_below_the_baseline_changes_nothing() -> None:
+    model, _ = on_demand(warm_write=1000.0, warm_read=2000.0)
+    snap = model.snapshot()["t"]
+    assert (snap["write_ceiling"], snap["read_ceiling"]) == (pytest.approx(4130), pytest.approx(12390))
+
+
+def test_max_on_demand_throughput_is_a_hard_cap() -> None:
+    model, clock = on_demand(scale=0.1, max_write=1000.0)
+    w = drive(model, clock, 150, 20)
+    assert w.throttle is not None
+    assert w.throttle.code == "ThrottlingException"
+    assert w.reasons == {"TableWriteMaxOnDemandThroughputExceeded"}
+    assert sum(w.per_second[3:19]) / 16 == pytest.approx(100, rel=0.01)
+    assert drive(model, clock, 1000, 5, kind="read").throttled == 0  # the write cap leaves reads alone
+
+
+def test_max_on_demand_minus_one_means_no_cap() -> None:
+    model, clock = on_demand(scale=0.1, max_write=-1.0)
+    assert drive(model, clock, 390, 30).throttled == 0
+
+
+# ---- provisioned ----------------------------------------------------------------------------------------------
+
+
+def provisioned(wcu: float, rcu: float, idle_s: float, time_scale: float = 1.0) -> tuple[CapacityModel, FakeClock]:
+    clock = FakeClock()
+    model = CapacityModel(time_scale=time_scale, clock=clock)
+    model.add_resource(ResourceSpec("t", None, ARN, "PROVISIONED", read_capacity=rcu, write_capacity=wcu))
+    clock.t += idle_s
+    return model, clock
+
+
+@pytest.mark.parametrize(("idle_s", "first_throttle"), [(0, 1.0), (100, 101.0), (299, 300.0), (3000, 300.0)])
+def test_provisioned_burst_credit_up_to_300_seconds(idle_s: float, first_throttle: float) -> None:
+    # 100 WCU, 200 writes/s offered: the credit (1 s at creation + idle time, at most 300 s) drains at 100/s.
+    model, clock = provisioned(100, 100, idle_s)
+    w = drive(model, clock, 200, first_throttle + 5)
+    assert w.first_throttle == pytest.approx(first_throttle, abs=0.02)
+    assert w.throttle == Throttle(
+        "ProvisionedThroughputExceededException",
+        "TableWriteProvisionedThroughputExceeded",
+        ARN,
+        PROVISIONED_TABLE_MESSAGE,
+    )
+    assert sum(w.per_second[-4:-1]) / 3 == pytest.approx(100, abs=1)
+
+
+def test_provisioned_steady_at_the_provisioned_rate_never_throttles() -> None:
+    model, clock = provisioned(50, 150, 0)
+    assert drive(model, clock, 50, 120).throttled == 0
+    assert drive(model, clock, 150, 120, kind="read").throttled == 0
+
+
+def test_provisioned_reads_and_writes_are_separate() -> None:
+    model, clock = provisioned(10, 30, 0, time_scale=100)
+    w = drive(model, clock, 20, 0.5, kind="read")
+    assert w.throttled == 0
+    assert drive(model, clock, 100, 0.5).reasons == {"TableWriteProvisionedThroughputExceeded"}
+
+
+def test_update_resource_changes_provisioned_rate() -> None:
+    model, clock = provisioned(10, 10, 0)
+    model.update_resource(ResourceSpec("t", None, ARN, "PROVISIONED", read_capacity=10, write_capacity=500))
+    assert drive(model, clock, 400, 30).throttled == 0
+
+
+# ---- partitions and indexes ---------------------------------------------------------------------------------
+
+
+def test_hot_partition_throttled_while_the_table_is_under_its_ceiling() -> None:
+    model, clock = on_demand(scale=0.1)
+    hot = drive(model, clock, 150, 20, keys=["hot"])  # 1,500 WRU/s on one key
+    cold = drive(model, clock, 250, 20)  # 2,500 WRU/s spread
+    assert hot.reasons == {"TableWriteKeyRangeThroughputExceeded"}
+    assert hot.first_throttle == pytest.approx(2.0, abs=0.02)  # 1 s of burst at 1,000/s, drained at 500/s
+    assert sum(hot.per_second[5:19]) / 14 == pytest.approx(100, rel=0.01)
+    assert cold.throttled == 0
+    snap = model.snapshot()["t"]
+    assert (snap["level"], snap["over_demand"], snap["over_demand_seconds"]) == (0, False, 0.0)
+
+
+@pytest.mark.parametrize(("rru", "throttled"), [(3000, False), (4000, True)])
+def test_partition_read_limit(rru: int, throttled: bool) -> None:
+    model, clock = on_demand(scale=0.1)
+    w = drive(model, clock, rru * 0.1, 30, kind="read", keys=["hot"])
+    assert (w.throttled > 0) is throttled
+
+
+def test_gsi_is_its_own_resource_with_index_reasons() -> None:
+    model, clock = on_demand(scale=0.1)
+    index_arn = f"{ARN}/index/by_status"
+    model.add_resource(ResourceSpec("t", "by_status", index_arn, "PAY_PER_REQUEST"))
+    w = drive(model, clock, 800, 5, index="by_status")
+    assert w.throttle == Throttle(
+        "ThrottlingException", "IndexWriteKeyRangeThroughputExceeded", index_arn, ON_DEMAND_INDEX_MESSAGE
+    )
+    assert drive(model, clock, 400, 5).throttled == 0  # the table's own budget is untouched
+    hot = drive(model, clock, 150, 5, index="by_status", keys=["OPEN"])
+    assert "IndexWriteKeyRangeThroughputExceeded" in hot.reasons
+
+
+def test_provisioned_gsi_reason() -> None:
+    clock = FakeClock()
+    model = CapacityModel(clock=clock)
+    model.add_resource(ResourceSpec("t", None, ARN, "PROVISIONED", read_capacity=5, write_capacity=5))
+    model.add_resource(ResourceSpec("t", "g", f"{ARN}/index/g", "PROVISIONED", read_capacity=5, write_capacity=5))
+    w = drive(model, clock, 20, 2, index="g", kind="read")
+    assert w.throttle is not None
+    assert (w.throttle.reason, w.throttle.resource) == ("IndexReadProvisionedThroughputExceeded", f"{ARN}/index/g")
+    assert w.throttle.code == "ProvisionedThroughputExceededException"
+
+
+# ---- mechanics ------------------------------------------------------------------------------------------------
+
+
+def test_a_rejected_request_consumes_nothing() -> None:
+    model, clock = provisioned(1, 1, 0)
+    assert model.charge("t", None, "write", 1.0, "a") is None  # the 1 s of start credit
+    before = model.snapshot()["t"]["write_allowance"]
+    assert model.charge("t", None, "write", 1.0, "a") is not None
+    assert model.snapshot()["t"]["write_allowance"] == before
+    clock.t += 1.0
+    assert model.charge("t", None, "write", 1.0, "a") is None
+
+
+def test_an_item_bigger_than_the_bucket_passes_when_the_bucket_is_full() -> None:
+    model, clock = on_demand(scale=0.01)
+    assert model.charge("t", None, "write", 400.0, "big") is None
+    assert model.charge("t", None, "write", 400.0, "big2") is not None
+    clock.t += 10
+    assert model.charge("t", None, "write", 400.0, "big3") is None
+
+
+def test_partition_state_is_pruned() -> None:
+    model, clock = on_demand(scale=10.0)
+    for second in range(20):
+        for i in range(5000):
+            clock.t = T0 + second + i / 5000
+            model.charge("t", None, "write", 1.0, f"{second}-{i}")
+    snap = model.snapshot()["t"]
+    assert snap["accepted"]["write"] == 100_000
+    assert snap["partitions_tracked"] <= 5000 + 1024
+
+
+def test_unknown_and_removed_resources_are_not_throttled() -> None:
+    model, clock = on_demand(scale=0.001)
+    model.add_resource(ResourceSpec("t", "g", f"{ARN}/index/g", "PAY_PER_REQUEST"))
+    assert model.charge("nope", None, "write", 1e9, "k") is None
+    model.remove_table("t")
+    assert model.snapshot() == {}
+    assert drive(model, clock, 1000, 1, index="g").throttled == 0
+
+
+def test_update_keeps_growth_and_raises_warm() -> None:
+    model, clock = on_demand(scale=0.01, time_scale=60)
+    drive(model, clock, 80, 500 / 60)
+    assert model.snapshot()["t"]["level"] == 1
+    model.update_resource(ResourceSpec("t", None, ARN, "PAY_PER_REQUEST", warm_write=4500.0))
+    assert model.snapshot()["t"]["write_ceiling"] == pytest.approx(51.3)
+    model.update_resource(ResourceSpec("t", None, ARN, "PAY_PER_REQUEST", warm_write=10000.0))
+    assert model.snapshot()["t"]["write_ceiling"] == pytest.approx(103.25)
+
+
+def test_switching_billing_mode_starts_fresh() -> None:
+    model, _ = on_demand()
+    model.update_resource(ResourceSpec("t", None, ARN, "PROVISIONED", read_capacity=1, write_capacity=2))
+    snap = model.snapshot()["t"]
+    assert (snap["billing_mode"], snap["write_ceiling"]) == ("PROVISIONED", pytest.approx(2))
+    assert "level" not in snap
+
+
+def test_quota_binds_with_account_limit_reason() -> None:
+    model, clock = on_demand(scale=0.01, warm_write=50000.0)
+    w = drive(model, clock, 500, 10)
+    assert w.reasons == {"TableWriteAccountLimitExceeded"}
+    assert model.snapshot()["t"]["write_ceiling"] == pytest.approx(400)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "spec", "needle"),
+    [
+        ({"capacity_scale": 0}, None, "capacity_scale"),
+        ({"time_scale": -1}, None, "time_scale"),
+        ({}, ResourceSpec("t", None, ARN, "ON_DEMAND"), "billing_mode"),
+        ({}, ResourceSpec("t", None, ARN, "PROVISIONED", read_capacity=1), "write_capacity"),
+        ({}, ResourceSpec("t", "g", ARN, "PAY_PER_REQUEST", warm_read=0), "warm_read"),
+    ],
+)
+def test_configuration_errors_say_what_and_where(kwargs: dict, spec: ResourceSpec | None, needle: str) -> None:
+    with pytest.raises(ConfigurationError, match=needle):
+        model = CapacityModel(**kwargs)
+        assert spec is not None
+        model.add_resource(spec)
+
+
+def test_refund_gives_back_exactly_what_charge_took() -> None:
+    model, clock = provisioned(10, 10, 0)
+    clock.t += 2.0  # 3 s of credit: 30 units
+    before = model.snapshot()["t"]
+    assert model.charge("t", None, "write", 20.0, "a") is None
+    assert model.charge("t", None, "write", 20.0, "b") is not None
+    model.refund("t", None, "write", 20.0, "a")
+    after = model.snapshot()["t"]
+    assert after["write_allowance"] == pytest.approx(before["write_allowance"])
+    assert after["accepted"] == before["accepted"]
+    assert model.charge("t", None, "write", 20.0, "b") is None
+    model.refund("gone", None, "write", 1.0, "a")  # unknown resources are ignored
