@@ -16,11 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import gevent
 from locust import constant, events, task
 from locust.exception import StopUser
 from locust.runners import LocalRunner
 
+import gevent
+
+import dynlocust.metrics  # noqa: F401 - registers the Prometheus /metrics listeners (init, quitting)
 from dynlocust import plugin
 from dynlocust.errors import DynlocustError
 from dynlocust.results import ResultsWriter

@@ -170,6 +170,9 @@ class Pacer:
     does not depend on the dispatcher's timer. Lag is measured when the user has the ticket in hand.
     With gevent on libev/epoll, timers fire up to ~1 ms late: expect a lag p50 around 0.5 ms on an idle
     process. One pacer belongs to one gevent hub (thread); it is not thread-safe.
+
+    ``clock`` gives epoch seconds (the schedule's time base, shared with other workers through T0); the
+    dispatcher sleeps real seconds computed from it. ``max_lateness``: see ``DEFAULT_MAX_LATENESS``.
     """
 
     def __init__(
@@ -249,16 +252,16 @@ class Pacer:
             # dispatcher's timer can fire late, and the schedule must not depend on it
             self._advance(now)
             if self._pending:
-                ticket = self._pending.popleft()
-                self._hand(ticket, now)
-                return ticket
+                due = self._pending.popleft()
+                self._hand(due, now)
+                return due
             if self._next is None:
                 self._finish()
                 return None
-            waiter = Waiter()
+            waiter: Waiter = Waiter()
             self._waiters.append(waiter)
             try:
-                ticket = waiter.get()
+                ticket: Ticket | None = waiter.get()
             except BaseException:
                 with contextlib.suppress(ValueError):
                     self._waiters.remove(waiter)

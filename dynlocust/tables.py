@@ -63,9 +63,7 @@ def _gsi_definition(gsi: Gsi, billing: str) -> dict[str, Any]:
         provisioned = gsi.provisioned or Throughput(5, 5)
         definition["ProvisionedThroughput"] = _throughput(provisioned, "ReadCapacityUnits", "WriteCapacityUnits")
     if gsi.max_on_demand is not None:
-        definition["OnDemandThroughput"] = _throughput(
-            gsi.max_on_demand, "MaxReadRequestUnits", "MaxWriteRequestUnits"
-        )
+        definition["OnDemandThroughput"] = _throughput(gsi.max_on_demand, "MaxReadRequestUnits", "MaxWriteRequestUnits")
     return definition
 
 
@@ -93,9 +91,7 @@ def create_table_request(table: Table, name: str, run_id: str) -> dict[str, Any]
     if table.warm_throughput is not None:
         request["WarmThroughput"] = _throughput(table.warm_throughput, "ReadUnitsPerSecond", "WriteUnitsPerSecond")
     if table.max_on_demand is not None:
-        request["OnDemandThroughput"] = _throughput(
-            table.max_on_demand, "MaxReadRequestUnits", "MaxWriteRequestUnits"
-        )
+        request["OnDemandThroughput"] = _throughput(table.max_on_demand, "MaxReadRequestUnits", "MaxWriteRequestUnits")
     if table.gsis:
         request["GlobalSecondaryIndexes"] = [_gsi_definition(g, billing) for g in table.gsis]
     return request
@@ -185,7 +181,9 @@ class TableManager:
             try:
                 tags = self._tags(arn)
                 if tags.get(RUN_TAG) != self.run_id:
-                    log.error("not deleting table %s: its %s tag is %r, not this run's", name, RUN_TAG, tags.get(RUN_TAG))
+                    log.error(
+                        "not deleting table %s: its %s tag is %r, not this run's", name, RUN_TAG, tags.get(RUN_TAG)
+                    )
                     continue
                 self.client.delete_table(TableName=name)
                 deleted.append(name)

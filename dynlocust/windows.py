@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from dynlocust.errors import DynlocustError
@@ -126,6 +126,27 @@ class Tally:
             self.first_throttle_at = other.first_throttle_at
         self.read_units += other.read_units
         self.write_units += other.write_units
+
+    def summary(self, seconds: float, window_start: float) -> dict[str, Any]:
+        """Derived figures over ``seconds`` of time; ``first_throttle_s`` counts from ``window_start``."""
+        return {
+            "offered": self.offered,
+            "sent": self.sent,
+            "accepted": self.accepted,
+            "accepted_per_s": self.accepted / seconds if seconds > 0 else None,
+            "throttled": self.throttled,
+            "throttled_by": dict(sorted(self.throttled_by.items())),
+            "unprocessed_items": self.unprocessed_items,
+            "condition_failed": self.by_kind.get("condition_failed", 0),
+            "transaction_conflict": self.by_kind.get("transaction_conflict", 0),
+            "timeouts_by": dict(sorted(self.timeouts_by.items())),
+            "errors_by": dict(sorted(self.errors_by.items())),
+            "latency": _latency_summary(self.latency),
+            "latency_from_intended": _latency_summary(self.latency_from_intended),
+            "first_throttle_s": None if self.first_throttle_at is None else self.first_throttle_at - window_start,
+            "read_units": self.read_units,
+            "write_units": self.write_units,
+        }
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -311,29 +332,21 @@ class WindowStats:
 
     def summary(self) -> dict[str, Any]:
         """Derived, human-readable figures of the whole window (not read back by ``from_dict``)."""
-        t = self.total()
-        return {
-            "target_rate": self.target_rate,
-            "offered": t.offered,
-            "sent": t.sent,
-            "accepted": t.accepted,
-            "accepted_per_s": t.accepted / self.duration,
-            "throttled": t.throttled,
-            "throttled_by": dict(sorted(t.throttled_by.items())),
-            "unprocessed_items": t.unprocessed_items,
-            "condition_failed": t.by_kind.get("condition_failed", 0),
-            "transaction_conflict": t.by_kind.get("transaction_conflict", 0),
-            "timeouts_by": dict(sorted(t.timeouts_by.items())),
-            "errors_by": dict(sorted(t.errors_by.items())),
-            "dropped": self.dropped,
-            "latency": _latency_summary(t.latency),
-            "latency_from_intended": _latency_summary(t.latency_from_intended),
-            "schedule_lag": _latency_summary(self.schedule_lag),
-            "first_throttle_s": None if t.first_throttle_at is None else t.first_throttle_at - self.start,
-            "read_units": t.read_units,
-            "write_units": t.write_units,
-            "partial": self.partial,
-        }
+        out = self.total().summary(self.duration, self.start)
+        out["target_rate"] = self.target_rate
+        out["dropped"] = self.dropped
+        out["schedule_lag"] = _latency_summary(self.schedule_lag)
+        out["partial"] = self.partial
+        return out
+
+    def bin_summaries(self) -> list[dict[str, Any]]:
+        """``Tally.summary`` of each bin, with its offset from the window start."""
+        out = []
+        for b, tally in enumerate(self.bins):
+            lo = b * self.bin_seconds
+            hi = min(self.duration, lo + self.bin_seconds)
+            out.append({"offset_s": lo, **tally.summary(hi - lo, self.start)})
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe form; ``from_dict`` restores it exactly (the ``summary`` key is for readers only)."""
@@ -403,7 +416,7 @@ class WindowBook:
         except KeyError:
             raise WindowError(f"window book: expected one of {sorted(self._by_index)}, found {index!r}") from None
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[WindowStats]:
         return iter(self._ordered)
 
     def __len__(self) -> int:

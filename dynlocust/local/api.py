@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from dynlocust.errors import ConfigurationError
 from dynlocust.local import errors
 from dynlocust.local.config import LocalConfig
 from dynlocust.local.errors import ServiceError
@@ -163,10 +164,12 @@ class WritePlan:
     partition: str
     old: Item | None
     new: Item | None
-    entries: list[tuple[Index, Any, Any]]
+    entries: list[tuple[Index, Any, Any, int, int]]  # index, old entry, new entry, old/new projected size
     table_units: float
     gsi_units: dict[str, tuple[float, str]]
     lsi_units: dict[str, float]
+    size_old: int
+    size_new: int
 
 
 def _legacy(req: dict[str, Any], *names: str) -> None:
@@ -339,10 +342,11 @@ class Backend:
         return {n: item[n] for n in t.key.names()}
 
     def _plan(self, t: Table, hk: Any, sk: Any, partition: str, old: Item | None, new: Item | None) -> WritePlan:
+        size_old = item_size(old)
         size_new = item_size(new)
         if size_new > ITEM_LIMIT:
             raise errors.validation("Item size has exceeded the maximum allowed size")
-        entries: list[tuple[Index, Any, Any]] = []
+        entries: list[tuple[Index, Any, Any, int, int]] = []
         gsi_units: dict[str, tuple[float, str]] = {}
         lsi_units: dict[str, float] = {}
         for group in (t.gsis, t.lsis):
@@ -351,18 +355,20 @@ class Backend:
                 ne = idx.entry(new, t.key) if new else None
                 if oe is None and ne is None:
                     continue
-                entries.append((idx, oe, ne))
+                po = idx.project(old, t.key) if oe is not None and old is not None else None
+                pn = idx.project(new, t.key) if ne is not None and new is not None else None
+                so = (size_old if po is old else item_size(po)) if po is not None else 0
+                sn = (size_new if pn is new else item_size(pn)) if pn is not None else 0
+                entries.append((idx, oe, ne, so, sn))
                 units = 0.0
-                if oe is None:
-                    units = write_units(item_size(idx.project(new or {}, t.key)))
-                elif ne is None:
-                    units = write_units(item_size(idx.project(old or {}, t.key)))
-                else:
-                    po, pn = idx.project(old or {}, t.key), idx.project(new or {}, t.key)
-                    if oe != ne:
-                        units = write_units(item_size(po)) + write_units(item_size(pn))
-                    elif po != pn:
-                        units = write_units(max(item_size(po), item_size(pn)))
+                if po is None:
+                    units = write_units(sn)
+                elif pn is None:
+                    units = write_units(so)
+                elif oe != ne:
+                    units = write_units(so) + write_units(sn)
+                elif po != pn:
+                    units = write_units(max(so, sn))
                 if units:
                     if idx.kind == "GSI":
                         src = new if ne is not None else old
@@ -371,8 +377,8 @@ class Backend:
                         gsi_units[idx.name] = (units, str(hav[idx.key.hash_type]))
                     else:
                         lsi_units[idx.name] = units
-        table_units = write_units(max(item_size(old), size_new))
-        return WritePlan(t, hk, sk, partition, old, new, entries, table_units, gsi_units, lsi_units)
+        table_units = write_units(max(size_old, size_new))
+        return WritePlan(t, hk, sk, partition, old, new, entries, table_units, gsi_units, lsi_units, size_old, size_new)
 
     def _charge_write(self, plan: WritePlan, factor: float = 1.0) -> Any:
         cap = self.capacity
@@ -404,19 +410,23 @@ class Backend:
         t = plan.table
         old, new = plan.old, plan.new
         if old is not None:
-            t.size_bytes -= item_size(old)
+            t.size_bytes -= plan.size_old
             t.item_count -= 1
         if new is None:
             t.base.remove(plan.hk, plan.sk)
         else:
             t.base.put(plan.hk, plan.sk, new)
-            t.size_bytes += item_size(new)
+            t.size_bytes += plan.size_new
             t.item_count += 1
-        for idx, oe, ne in plan.entries:
+        for idx, oe, ne, so, sn in plan.entries:
             if oe is not None:
                 idx.coll.remove(oe[0], oe[1])
+                idx.count -= 1
+                idx.size -= so
             if ne is not None and new is not None:
                 idx.coll.put(ne[0], ne[1], new)
+                idx.count += 1
+                idx.size += sn
 
     @staticmethod
     def _return_values(req: dict[str, Any], allowed: tuple[str, ...]) -> str:
@@ -631,9 +641,13 @@ class Backend:
                 "match number of attributes defined in AttributeDefinitions"
             )
         if self.capacity is not None:
-            self.capacity.add_resource(self._spec(t, None))
-            for idx in t.gsis.values():
-                self.capacity.add_resource(self._spec(t, idx))
+            try:
+                self.capacity.add_resource(self._spec(t, None))
+                for idx in t.gsis.values():
+                    self.capacity.add_resource(self._spec(t, idx))
+            except ConfigurationError as exc:
+                self.capacity.remove_table(t.name)
+                raise errors.validation(f"One or more parameter values were invalid: {exc}") from exc
         self.tables[name] = t
         return {"TableDescription": self.describe(t)}
 
@@ -698,12 +712,7 @@ class Backend:
         proj: dict[str, Any] = {"ProjectionType": idx.projection_type}
         if idx.projection_type == "INCLUDE":
             proj["NonKeyAttributes"] = idx.non_key
-        count = sum(len(p.items) for p in idx.coll.parts.values())
-        size = 0
-        if count:
-            for p in idx.coll.parts.values():
-                for it in p.items.values():
-                    size += item_size(idx.project(it, t.key))
+        count, size = idx.count, idx.size
         return {
             "IndexName": idx.name,
             "KeySchema": self._schema(idx.key),
@@ -775,6 +784,8 @@ class Backend:
                         e = idx.entry(it, t.key)
                         if e is not None:
                             idx.coll.put(e[0], e[1], it)
+                            idx.count += 1
+                            idx.size += item_size(idx.project(it, t.key))
                 t.gsis[idx.name] = idx
                 created.append(idx)
             elif "Update" in upd:
@@ -795,13 +806,16 @@ class Backend:
                     raise errors.not_found(f"Requested resource not found: Index: {iname} not found")
                 del t.gsis[iname]
         if self.capacity is not None:
-            for idx in created:
-                self.capacity.add_resource(self._spec(t, idx))
-            for c in changed:
-                if c is None:
-                    self.capacity.update_resource(self._spec(t, None))
-                elif c in t.gsis:
-                    self.capacity.update_resource(self._spec(t, t.gsis[c]))
+            try:
+                for idx in created:
+                    self.capacity.add_resource(self._spec(t, idx))
+                for c in changed:
+                    if c is None:
+                        self.capacity.update_resource(self._spec(t, None))
+                    elif c in t.gsis:
+                        self.capacity.update_resource(self._spec(t, t.gsis[c]))
+            except ConfigurationError as exc:
+                raise errors.validation(f"One or more parameter values were invalid: {exc}") from exc
         return {"TableDescription": self.describe(t)}
 
     def list_tables(self, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:

@@ -6,6 +6,7 @@ protocol only needs POST with a Content-Length body, so the parser reads the hea
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
@@ -211,17 +212,20 @@ class LocalServer:
                 buf = buf[length:]
                 if latency:
                     gevent.sleep(self._latency())
-                sock.sendall(self.handle_request(method, target, headers, body))
                 conn = headers.get("connection", "").lower()
-                if conn == "close" or (version == "HTTP/1.0" and conn != "keep-alive"):
+                close = conn == "close" or (version == "HTTP/1.0" and conn != "keep-alive")
+                out = self.handle_request(method, target, headers, body)
+                if close:
+                    head_end = out.index(b"\r\n\r\n")
+                    out = out[:head_end] + b"\r\nConnection: close" + out[head_end:]
+                sock.sendall(out)
+                if close:
                     return
         except OSError:
             return
         finally:
-            try:
+            with contextlib.suppress(OSError):
                 sock.close()
-            except OSError:
-                pass
 
     def start(self, host: str | None = None, port: int | None = None) -> tuple[str, int]:
         """Bind and start serving in the current gevent hub; returns the bound (host, port)."""

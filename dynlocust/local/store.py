@@ -168,6 +168,8 @@ class Index:
     on_demand: dict[str, Any] | None = None
     warm: dict[str, Any] | None = None
     coll: Collection = field(default_factory=Collection)
+    count: int = 0
+    size: int = 0
 
     def entry(self, item: Item, table_key: KeyDef) -> tuple[Any, Any] | None:
         """(hk, sk) of the item in this index, or None when the item lacks the index key."""
@@ -177,6 +179,8 @@ class Index:
             return None
         if k.hash_type not in hav:
             raise errors.validation(self._mismatch(k.hash_attr, k.hash_type, hav))
+        if hav[k.hash_type] == "":
+            raise errors.validation(self._empty(k.hash_attr))
         rcmp: Any = None
         if k.range_attr is not None:
             rav = item.get(k.range_attr)
@@ -184,12 +188,21 @@ class Index:
                 return None
             if k.range_type not in rav:
                 raise errors.validation(self._mismatch(k.range_attr, str(k.range_type), rav))
+            if rav[str(k.range_type)] == "":
+                raise errors.validation(self._empty(k.range_attr))
             rcmp = comparable(rav, str(k.range_type))
         t_hk = comparable(item[table_key.hash_attr], table_key.hash_type)
         t_sk = (
             comparable(item[table_key.range_attr], str(table_key.range_type)) if table_key.range_attr is not None else 0
         )
         return comparable(hav, k.hash_type), (rcmp, t_hk, t_sk)
+
+    def _empty(self, attr: str) -> str:
+        return (
+            "One or more parameter values are not valid. A value specified for a secondary index key is not "
+            "supported. The AttributeValue for a key attribute cannot contain an empty string value. "
+            f"IndexName: {self.name}, IndexKey: {attr}"
+        )
 
     def _mismatch(self, attr: str, expected: str, av: dict[str, Any]) -> str:
         actual = next(iter(av), "?")

@@ -51,12 +51,23 @@ def request(port: int, op: str, body: dict) -> bytes:
 
 
 class Conn:
+    """One keep-alive connection; reconnects when the server closes it (moto's werkzeug speaks HTTP/1.0)."""
+
     def __init__(self, port: int) -> None:
-        self.sock = socket.create_connection(("127.0.0.1", port))
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.port = port
+        self.sock: socket.socket | None = None
         self.buf = b""
+        self.reconnects = 0
+
+    def _connect(self) -> socket.socket:
+        sock = socket.create_connection(("127.0.0.1", self.port))
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.buf = b""
+        return sock
 
     def call(self, raw: bytes) -> tuple[int, bytes]:
+        if self.sock is None:
+            self.sock = self._connect()
         self.sock.sendall(raw)
         while b"\r\n\r\n" not in self.buf:
             chunk = self.sock.recv(65536)
@@ -65,16 +76,24 @@ class Conn:
             self.buf += chunk
         head, _, rest = self.buf.partition(b"\r\n\r\n")
         length = 0
+        close = head.startswith(b"HTTP/1.0")
         for line in head.split(b"\r\n")[1:]:
             k, _, v = line.partition(b":")
-            if k.strip().lower() == b"content-length":
+            k = k.strip().lower()
+            if k == b"content-length":
                 length = int(v)
+            elif k == b"connection":
+                close = v.strip().lower() == b"close" or (close and v.strip().lower() != b"keep-alive")
         while len(rest) < length:
             chunk = self.sock.recv(65536)
             if not chunk:
                 raise ConnectionError("server closed the connection")
             rest += chunk
         self.buf = rest[length:]
+        if close:
+            self.sock.close()
+            self.sock = None
+            self.reconnects += 1
         return int(head.split(b" ", 2)[1]), rest[:length]
 
 

@@ -54,11 +54,15 @@ def test_cpu_hog_makes_the_window_client_bound() -> None:
 
 
 def test_idle_window_is_not_client_bound() -> None:
-    sat, counts = paced_window(hog=False)
-    assert not sat.client_bound, sat
-    assert sat.reasons == ()
-    assert sat.cpu < 0.9
-    assert counts.handed == counts.scheduled == 100
+    # a shared box can freeze the process long enough to push lag p99 over 20 ms: then that is retried
+    for _attempt in range(3):
+        sat, counts = paced_window(hog=False)
+        assert "cpu" not in sat.reasons and sat.cpu < 0.9
+        assert counts.settled and counts.scheduled == 100
+        if not sat.client_bound:
+            assert sat.reasons == () and counts.handed == 100
+            return
+    pytest.fail(f"an idle window was client-bound three times: {sat}")
 
 
 @pytest.mark.parametrize(

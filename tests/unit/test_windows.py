@@ -148,3 +148,11 @@ def test_pacing_with_cancelled_sends_makes_the_window_partial() -> None:
     ws = WindowStats(0, 0.0, 10.0)
     ws.apply_pacing(PacingCounts(0, 100, handed=40, cancelled=60))
     assert ws.partial and verdict(ws, NOT_BOUND) == "partial"
+
+
+def test_bin_summaries() -> None:
+    bins = sample_window().bin_summaries()
+    assert [b["offset_s"] for b in bins] == [0.0, 10.0, 20.0]
+    assert [b["offered"] for b in bins] == [400, 400, 200]
+    assert bins[1]["throttled"] == 2 and bins[1]["first_throttle_s"] == pytest.approx(11.0)
+    assert bins[2]["accepted_per_s"] == 0.0 and bins[0]["accepted_per_s"] == pytest.approx(0.1)

@@ -1,0 +1,110 @@
+"""The endpoint as its own process: start, serve boto3, count, stop (terminate, then kill), CLI contract."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from dynlocust.errors import DynlocustError
+from dynlocust.local.embedded import LocalEndpoint
+from tests.integration.local.conftest import client_for
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def make_table(c: Any) -> None:
+    c.create_table(
+        TableName="tab1",
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+
+
+def test_endpoint_serves_and_counts(local_endpoint: LocalEndpoint) -> None:
+    c = client_for(local_endpoint.url)
+    make_table(c)
+    for i in range(10):
+        c.put_item(TableName="tab1", Item={"pk": {"S": str(i)}})
+    with pytest.raises(ClientError):
+        c.get_item(TableName="tab1", Key={"nope": {"S": "x"}})
+    stats = local_endpoint.stats()
+    assert stats["requests_total"] == 12
+    assert stats["tables"]["tab1"]["PutItem"]["ok"] == 10
+    assert stats["tables"]["tab1"]["GetItem"]["error"] == 1
+    local_endpoint.reset_stats()
+    assert local_endpoint.stats()["requests_total"] == 0
+
+
+def test_context_manager_stops_and_reaps() -> None:
+    with LocalEndpoint(capacity=False) as ep:
+        pid = ep.pid
+        assert pid is not None
+        assert client_for(ep.url).list_tables()["TableNames"] == []
+    assert ep.pid is None
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+def test_capacity_model_enabled_by_default_throttles() -> None:
+    with LocalEndpoint(capacity_scale=0.001) as ep:
+        c = client_for(ep.url)
+        make_table(c)
+        codes = set()
+        for i in range(60):
+            try:
+                c.put_item(TableName="tab1", Item={"pk": {"S": f"k{i}"}})
+                codes.add("ok")
+            except ClientError as exc:
+                codes.add(exc.response["Error"]["Code"])
+        assert "ThrottlingException" in codes
+        assert ep.stats()["tables"]["tab1"]["PutItem"]["throttled"] >= 1
+
+
+def test_start_failure_is_reported() -> None:
+    taken = socket.socket()
+    try:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        ep = LocalEndpoint(port=taken.getsockname()[1], capacity=False)
+        with pytest.raises(DynlocustError, match="expected the local endpoint to listen"):
+            ep.start()
+        assert ep.pid is None
+    finally:
+        taken.close()
+
+
+def test_cli_prints_url_writes_ready_file_and_stops_on_sigterm(tmp_path: Path) -> None:
+    ready = tmp_path / "ready"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dynlocust.local", "--port", "0", "--no-capacity", "--ready-file", str(ready)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    try:
+        deadline = time.monotonic() + 15
+        while not ready.exists():
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        url = ready.read_text()
+        assert client_for(url).list_tables()["TableNames"] == []
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=10)
+        assert proc.returncode == 0
+        assert out.decode().strip() == f"dynlocust local endpoint listening on {url}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()

@@ -1,0 +1,183 @@
+"""A real Prometheus scrapes a real `dynlocust run`: counters rise, end equal to the run's own totals, and every
+dashboard panel's PromQL returns data."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DASHBOARD = ROOT / "docker" / "grafana" / "dashboards" / "dynlocust.json"
+PROMETHEUS = shutil.which("prometheus")
+
+# capacity_scale 0.01: a new on-demand table takes ~40 writes/s, so 20 -> 60 -> 100/s crosses the ceiling.
+SCENARIO = """\
+name: prometheus-e2e
+target:
+  local: {capacity_scale: 0.01, time_scale: 1.0}
+transport: boto3
+tables:
+  - name: items
+    partition_key: {name: pk, type: S}
+    billing: on_demand
+workload:
+  item_size: 1KB
+  keys: {distribution: uniform}
+  operations:
+    - {op: put, weight: 1}
+phases:
+  - name: ramp
+    ramp: {from: 20, to: 100, step: 40, window: 5s}
+concurrency: 10
+deadline: 4s
+bin: 5s
+"""
+
+PROMETHEUS_CONFIG = """\
+global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+scrape_configs:
+  - job_name: dynlocust
+    scrape_timeout: 1s
+    static_configs:
+      - targets: ["127.0.0.1:{port}"]
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Prometheus:
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def get(self, path: str, **params: Any) -> Any:
+        query = urllib.parse.urlencode(params)
+        with urllib.request.urlopen(f"{self.url}{path}?{query}", timeout=10) as response:
+            body = json.load(response)
+        assert body["status"] == "success", body
+        return body["data"]
+
+    def scalar(self, expr: str, at: float) -> float:
+        result = self.get("/api/v1/query", query=expr, time=at)["result"]
+        assert len(result) == 1, f"{expr}: expected one series, found {result}"
+        return float(result[0]["value"][1])
+
+    def range(self, expr: str, start: float, end: float) -> list[dict[str, Any]]:
+        return self.get("/api/v1/query_range", query=expr, start=start, end=end, step=1)["result"]
+
+
+@pytest.fixture
+def prometheus(tmp_path: Path) -> Iterator[tuple[Prometheus, int]]:
+    if PROMETHEUS is None:
+        pytest.skip("needs the prometheus binary (Debian package `prometheus`)")
+    metrics_port, web_port = free_port(), free_port()
+    config = tmp_path / "prometheus.yml"
+    config.write_text(PROMETHEUS_CONFIG.replace("{port}", str(metrics_port)))
+    log = open(tmp_path / "prometheus.log", "wb")  # noqa: SIM115 - closed in finally
+    proc = subprocess.Popen(
+        [
+            PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'data'}",
+            f"--web.listen-address=127.0.0.1:{web_port}", "--storage.tsdb.retention.time=1h",
+        ],
+        stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        url = f"http://127.0.0.1:{web_port}"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(url + "/-/ready", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"prometheus did not become ready: {(tmp_path / 'prometheus.log').read_text()}")
+            time.sleep(0.2)
+        yield Prometheus(url), metrics_port
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+        log.close()
+
+
+def run_totals(results: Path) -> dict[str, float]:
+    totals: dict[str, float] = {"throttled": 0, "requests": 0, "dropped": 0, "units": 0.0, "cost": 0.0}
+    for line in results.read_text().splitlines():
+        record = json.loads(line)
+        if record["type"] == "window":
+            totals["dropped"] += record["pacing"]["dropped"]
+            for b in record["bins"]:
+                totals["throttled"] += b["by_kind"].get("throttled", 0)
+                totals["requests"] += sum(b["by_kind"].values())
+        elif record["type"] == "end":
+            totals["units"] = record["read_units"] + record["write_units"]
+            totals["cost"] = record["cost_dollars"]
+    return totals
+
+
+def dashboard_queries() -> list[tuple[str, str]]:
+    dashboard = json.loads(DASHBOARD.read_text())
+    queries = [(f"{p['title']} / {t['refId']}", t["expr"]) for p in dashboard["panels"] for t in p["targets"]]
+    queries += [(f"annotation {a['name']}", a["expr"]) for a in dashboard["annotations"]["list"] if "expr" in a]
+    return [(name, expr.replace("$__rate_interval", "5s").replace("$__interval", "2s")) for name, expr in queries]
+
+
+@pytest.mark.slow
+def test_prometheus_scrapes_a_throttled_run(prometheus: tuple[Prometheus, int], tmp_path: Path) -> None:
+    prom, metrics_port = prometheus
+    scenario = tmp_path / "scenario.yaml"
+    scenario.write_text(SCENARIO)
+    started = time.time()
+    result = subprocess.run(
+        [
+            sys.executable, "-m", "dynlocust.cli", "run", str(scenario), "--metrics-port", str(metrics_port),
+            "--results-dir", str(tmp_path / "results"), "--run-id", "prom-e2e", "--loglevel", "WARNING",
+        ],
+        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    ended = time.time()
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    totals = run_totals(tmp_path / "results" / "prom-e2e" / "results.jsonl")
+    assert totals["throttled"] > 0, "the scenario did not throttle: nothing to compare"
+
+    # Counters rose while the run went on ...
+    series = prom.range("sum(dynlocust_throttled_requests_total)", started, ended)
+    values = [float(v) for _, v in series[0]["values"]]
+    assert values[0] < values[-1] and values == sorted(values)
+    # ... and the last scrape holds exactly the run's own totals.
+    last = "sum(last_over_time({}[5m]))"
+    assert prom.scalar(last.format("dynlocust_throttled_requests_total"), ended) == totals["throttled"]
+    assert prom.scalar(last.format('dynlocust_requests_total{outcome="throttled"}'), ended) == totals["throttled"]
+    assert prom.scalar(last.format("dynlocust_requests_total"), ended) == totals["requests"]
+    assert prom.scalar(last.format("dynlocust_request_duration_seconds_count"), ended) == totals["requests"]
+    assert prom.scalar(last.format("dynlocust_dropped_sends_total"), ended) == totals["dropped"]
+    assert prom.scalar(last.format("dynlocust_consumed_capacity_units_total"), ended) == totals["units"]
+    assert prom.scalar(last.format("dynlocust_estimated_cost_dollars_total"), ended) == pytest.approx(totals["cost"])
+    tables = prom.get("/api/v1/label/table/values", start=started, end=ended)
+    assert tables == ["items"], "table labels must be the scenario's logical names"
+
+    empty = [name for name, expr in dashboard_queries() if not prom.range(expr, started, ended)]
+    assert not empty, f"dashboard queries without data: {empty}"

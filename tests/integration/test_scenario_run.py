@@ -1,0 +1,157 @@
+"""Scenario runs end to end: real Locust processes against the real local endpoint."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from dynlocust.local.embedded import LocalEndpoint
+from tests.support.runs import ROOT, run_dynlocust
+
+QUICKSTART = ROOT / "scenarios" / "quickstart.yaml"
+CEILING = 4130 * 0.025  # the quickstart's scaled on-demand write ceiling
+
+
+@pytest.fixture
+def quickstart_endpoint() -> Iterator[LocalEndpoint]:
+    endpoint = LocalEndpoint(capacity_scale=0.025).start()
+    try:
+        yield endpoint
+    finally:
+        endpoint.stop()
+
+
+def server_counts(stats: dict, table: str, operations: tuple[str, ...]) -> dict[str, int]:
+    per_op = stats["tables"][table]
+    return {k: sum(per_op.get(op, {}).get(k, 0) for op in operations) for k in ("ok", "throttled", "error")}
+
+
+@pytest.mark.slow
+def test_quickstart_reproduces_the_ceiling_and_reconciles_with_the_server(
+    quickstart_endpoint: LocalEndpoint, tmp_path: Path
+) -> None:
+    result = run_dynlocust(QUICKSTART, tmp_path, "--host", quickstart_endpoint.url, run_id="qs")
+    assert result.returncode == 0, result.stderr[-3000:]
+    windows = result.windows
+    assert [w["index"] for w in windows] == [0, 1, 2, 3]
+    assert [w["target_rate"] for w in windows] == [50, 100, 150, 200]
+    assert [w["verdict"] for w in windows] == ["ok", "ok", "throttled", "throttled"], [
+        (w["verdict"], w["saturation"]) for w in windows
+    ]
+
+    # What the client counted equals what the server saw, request for request.
+    sent = sum(w["summary"]["sent"] for w in windows)
+    accepted = sum(w["summary"]["accepted"] for w in windows)
+    throttled = sum(w["summary"]["throttled"] for w in windows)
+    errors = sent - accepted - throttled
+    server = server_counts(quickstart_endpoint.stats(), "items-qs", ("PutItem", "GetItem"))
+    assert (accepted, throttled, errors) == (server["ok"], server["throttled"], server["error"])
+    assert sent == result.end["sent"]
+
+    # Once the burst is spent, the window is pinned at the endpoint's ceiling (reads share the budget at 1/3).
+    last = windows[3]["summary"]
+    write_rate = (last["write_units"] + last["read_units"] / 3) / windows[3]["duration"]
+    assert write_rate == pytest.approx(CEILING, rel=0.015)
+    assert last["throttled_by"] == {"ThrottlingException|TableWriteKeyRangeThroughputExceeded": last["throttled"]}
+    first = windows[2]["summary"]["first_throttle_s"]
+    assert first is not None and 0.5 < first < 6
+
+    # Below saturation the offered load follows the schedule: within 1% of the target in every bin.
+    for window in windows[:2]:
+        rate = window["target_rate"]
+        for b, tally in enumerate(window["bins"]):
+            length = min(window["bin_seconds"], window["duration"] - b * window["bin_seconds"])
+            bin_sent = sum(tally["by_kind"].values())
+            assert abs(bin_sent - rate * length) <= 0.01 * rate * length, (window["index"], b, bin_sent)
+        assert window["saturation"]["client_bound"] is False
+        assert window["summary"]["dropped"] == 0
+
+    assert "| window | target/s | offered | accepted/s | throttled |" in result.stdout
+    assert quickstart_endpoint.stats()["tables"].get("items-qs", {}).get("DeleteTable", {}).get("ok") == 1
+
+
+SMALL = """\
+name: small
+target: {local: {capacity_scale: 1.0}}
+tables:
+  - {name: t, partition_key: {name: pk, type: S}}
+workload:
+  item_size: 200
+  operations: [{op: put, weight: 1}]
+phases:
+  - steps: [{rate: RATE, window: 3s}, {rate: RATE, window: 3s}]
+concurrency: USERS
+deadline: 2s
+bin: 1s
+"""
+
+
+def small_scenario(tmp_path: Path, rate: int, users: int) -> Path:
+    path = tmp_path / "small.yaml"
+    path.write_text(SMALL.replace("RATE", str(rate)).replace("USERS", str(users)))
+    return path
+
+
+@pytest.mark.slow
+def test_a_starved_run_reports_dropped_sends_and_is_client_bound(tmp_path: Path) -> None:
+    endpoint = LocalEndpoint(capacity=False, latency_model=True).start()
+    try:
+        result = run_dynlocust(small_scenario(tmp_path, 600, 1), tmp_path, "--host", endpoint.url, run_id="starved")
+    finally:
+        endpoint.stop()
+    assert result.returncode == 0, result.stderr[-3000:]
+    for window in result.windows:
+        summary = window["summary"]
+        assert summary["dropped"] > 0.3 * summary["offered"]
+        assert summary["sent"] + summary["dropped"] == summary["offered"]
+        assert window["verdict"] == "client-bound"
+        assert "dropped" in window["saturation"]["reasons"]
+
+
+@pytest.mark.slow
+def test_a_cpu_hog_in_the_worker_makes_its_windows_client_bound(tmp_path: Path) -> None:
+    result = run_dynlocust(
+        small_scenario(tmp_path, 50, 5),
+        tmp_path,
+        run_id="hog",
+        locustfile=ROOT / "tests" / "integration" / "hog_locustfile.py",
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.windows and all(w["verdict"] == "client-bound" for w in result.windows)
+    assert all("cpu" in w["saturation"]["reasons"] for w in result.windows)
+
+
+def test_validate_accepts_every_shipped_scenario() -> None:
+    files = sorted((ROOT / "scenarios").glob("*.yaml"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "dynlocust.cli", "validate", *map(str, files)],
+        capture_output=True, text=True, timeout=60, cwd=ROOT,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("quickstart") >= 1
+
+
+def test_validate_names_file_line_and_key_without_traceback(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(SMALL.replace("RATE", "-5").replace("USERS", "2"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "dynlocust.cli", "validate", str(bad)],
+        capture_output=True, text=True, timeout=60, cwd=ROOT,
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert f"{bad}:9: phases[0].steps[0].rate" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_run_refuses_a_run_id_that_already_has_results(tmp_path: Path) -> None:
+    existing = tmp_path / "taken" / "results.jsonl"
+    existing.parent.mkdir()
+    existing.write_text('{"type": "run"}\n')
+    result = run_dynlocust(small_scenario(tmp_path, 10, 1), tmp_path, run_id="taken", timeout=60)
+    assert result.returncode == 2
+    assert "existing results" in result.stderr and "Traceback" not in result.stderr
+    assert existing.read_text() == '{"type": "run"}\n'

@@ -1,0 +1,480 @@
+"""Data-plane operations round-tripped through boto3 (low-level client and resource Table) on an in-thread server."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from boto3.dynamodb.conditions import Attr, Key
+from botocore.exceptions import ClientError
+
+from tests.unit.local.conftest import create_table, error_of
+
+
+def put(client: Any, pk: str, sk: int, **attrs: Any) -> None:
+    item = {"pk": {"S": pk}, "sk": {"N": str(sk)}}
+    item.update(attrs)
+    client.put_item(TableName="tab1", Item=item)
+
+
+def test_put_get_delete_roundtrip(client: Any) -> None:
+    create_table(client)
+    put(client, "a", 1, v={"S": "x"}, l={"L": [{"N": "1"}, {"M": {"k": {"BOOL": True}}}]}, b={"B": b"\x00\x01"})
+    got = client.get_item(TableName="tab1", Key={"pk": {"S": "a"}, "sk": {"N": "1"}})["Item"]
+    assert got["v"] == {"S": "x"}
+    assert got["b"] == {"B": b"\x00\x01"}
+    assert got["l"]["L"][1] == {"M": {"k": {"BOOL": True}}}
+    old = client.delete_item(TableName="tab1", Key={"pk": {"S": "a"}, "sk": {"N": "1"}}, ReturnValues="ALL_OLD")
+    assert old["Attributes"]["v"] == {"S": "x"}
+    assert "Item" not in client.get_item(TableName="tab1", Key={"pk": {"S": "a"}, "sk": {"N": "1"}})
+
+
+def test_put_return_values_all_old_and_overwrite(client: Any) -> None:
+    create_table(client)
+    put(client, "a", 1, v={"S": "first"})
+    r = client.put_item(
+        TableName="tab1", Item={"pk": {"S": "a"}, "sk": {"N": "1"}, "v": {"S": "second"}}, ReturnValues="ALL_OLD"
+    )
+    assert r["Attributes"]["v"] == {"S": "first"}
+    assert client.describe_table(TableName="tab1")["Table"]["ItemCount"] == 1
+
+
+def test_resource_table_roundtrip(client: Any, resource: Any) -> None:
+    create_table(client)
+    table = resource.Table("tab1")
+    for i in range(5):
+        table.put_item(Item={"pk": "p", "sk": i, "n": Decimal(i) / 2, "tags": {"a", "b"}})
+    assert table.get_item(Key={"pk": "p", "sk": 3})["Item"]["n"] == Decimal("1.5")
+    r = table.query(KeyConditionExpression=Key("pk").eq("p") & Key("sk").between(1, 3), ScanIndexForward=False)
+    assert [it["sk"] for it in r["Items"]] == [3, 2, 1]
+    r = table.scan(FilterExpression=Attr("n").gte(1))
+    assert sorted(it["sk"] for it in r["Items"]) == [2, 3, 4]
+    r = table.update_item(
+        Key={"pk": "p", "sk": 0},
+        UpdateExpression="SET n = n + :d",
+        ExpressionAttributeValues={":d": 5},
+        ReturnValues="UPDATED_NEW",
+    )
+    assert r["Attributes"] == {"n": Decimal(5)}
+    with table.batch_writer() as bw:
+        for i in range(30):
+            bw.put_item(Item={"pk": "q", "sk": i})
+    assert table.query(KeyConditionExpression=Key("pk").eq("q"), Select="COUNT")["Count"] == 30
+    table.delete_item(Key={"pk": "q", "sk": 0})
+    assert table.query(KeyConditionExpression=Key("pk").eq("q"), Select="COUNT")["Count"] == 29
+
+
+def test_number_sort_is_numeric_and_string_sort_is_bytes(client: Any) -> None:
+    create_table(client)
+    for n in ("10", "9", "-1", "2.5", "100"):
+        client.put_item(TableName="tab1", Item={"pk": {"S": "n"}, "sk": {"N": n}})
+    r = client.query(TableName="tab1", KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "n"}})
+    assert [it["sk"]["N"] for it in r["Items"]] == ["-1", "2.5", "9", "10", "100"]
+    create_table(client, "tab2", range_type="S")
+    for s in ("b", "a", "B", "é", "aa"):
+        client.put_item(TableName="tab2", Item={"pk": {"S": "s"}, "sk": {"S": s}})
+    r = client.query(TableName="tab2", KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "s"}})
+    assert [it["sk"]["S"] for it in r["Items"]] == ["B", "a", "aa", "b", "é"]
+
+
+def test_query_pagination_with_limit(client: Any) -> None:
+    create_table(client)
+    for i in range(7):
+        put(client, "a", i)
+    seen: list[str] = []
+    esk = None
+    pages = 0
+    while True:
+        args: dict[str, Any] = {
+            "TableName": "tab1",
+            "KeyConditionExpression": "pk = :p",
+            "ExpressionAttributeValues": {":p": {"S": "a"}},
+            "Limit": 3,
+        }
+        if esk:
+            args["ExclusiveStartKey"] = esk
+        r = client.query(**args)
+        pages += 1
+        seen += [it["sk"]["N"] for it in r["Items"]]
+        esk = r.get("LastEvaluatedKey")
+        if not esk:
+            break
+    assert seen == [str(i) for i in range(7)]
+    assert pages == 3
+
+
+def test_query_one_megabyte_page_limit(client: Any) -> None:
+    create_table(client)
+    blob = "x" * (300 * 1024)
+    for i in range(5):
+        put(client, "big", i, v={"S": blob})
+    r = client.query(TableName="tab1", KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "big"}})
+    assert r["Count"] == 3
+    assert r["LastEvaluatedKey"] == {"pk": {"S": "big"}, "sk": {"N": "2"}}
+
+
+def test_scan_segments_and_select_count(client: Any) -> None:
+    create_table(client)
+    for i in range(40):
+        put(client, f"p{i}", 0, v={"N": str(i)})
+    total = 0
+    keys: set[str] = set()
+    for seg in range(3):
+        r = client.scan(TableName="tab1", Segment=seg, TotalSegments=3)
+        total += r["Count"]
+        keys |= {it["pk"]["S"] for it in r["Items"]}
+    assert total == 40
+    assert len(keys) == 40
+    r = client.scan(
+        TableName="tab1",
+        Select="COUNT",
+        FilterExpression="v < :n",
+        ExpressionAttributeValues={":n": {"N": "10"}},
+    )
+    assert (r["Count"], r["ScannedCount"], "Items" in r) == (10, 40, False)
+
+
+def test_scan_pagination_visits_every_item_once(client: Any) -> None:
+    create_table(client)
+    for i in range(25):
+        put(client, f"p{i % 6}", i)
+    seen: list[tuple[str, str]] = []
+    esk = None
+    while True:
+        args: dict[str, Any] = {"TableName": "tab1", "Limit": 4}
+        if esk:
+            args["ExclusiveStartKey"] = esk
+        r = client.scan(**args)
+        seen += [(it["pk"]["S"], it["sk"]["N"]) for it in r["Items"]]
+        esk = r.get("LastEvaluatedKey")
+        if not esk:
+            break
+    assert len(seen) == 25
+    assert len(set(seen)) == 25
+
+
+def test_projection_expression_and_specific_attributes(client: Any) -> None:
+    create_table(client)
+    put(client, "a", 1, v={"S": "x"}, w={"M": {"in": {"N": "3"}, "out": {"N": "4"}}})
+    r = client.get_item(
+        TableName="tab1",
+        Key={"pk": {"S": "a"}, "sk": {"N": "1"}},
+        ProjectionExpression="#v, w.#i",
+        ExpressionAttributeNames={"#v": "v", "#i": "in"},
+    )
+    assert r["Item"] == {"v": {"S": "x"}, "w": {"M": {"in": {"N": "3"}}}}
+
+
+def gsi_table(client: Any, projection: dict[str, Any]) -> None:
+    create_table(
+        client,
+        gsis=[
+            {
+                "IndexName": "by_g",
+                "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}, {"AttributeName": "r", "KeyType": "RANGE"}],
+                "Projection": projection,
+            }
+        ],
+        extra_attrs={"g": "S", "r": "N"},
+    )
+
+
+@pytest.mark.parametrize(
+    ("projection", "attrs"),
+    [
+        ({"ProjectionType": "ALL"}, {"pk", "sk", "g", "r", "a", "b"}),
+        ({"ProjectionType": "KEYS_ONLY"}, {"pk", "sk", "g", "r"}),
+        ({"ProjectionType": "INCLUDE", "NonKeyAttributes": ["a"]}, {"pk", "sk", "g", "r", "a"}),
+    ],
+)
+def test_gsi_query_projection(client: Any, projection: dict[str, Any], attrs: set[str]) -> None:
+    gsi_table(client, projection)
+    for i in range(4):
+        put(client, f"p{i}", i, g={"S": "G"}, r={"N": str(10 - i)}, a={"S": "A"}, b={"S": "B"})
+    put(client, "nog", 0, a={"S": "no index key"})
+    r = client.query(
+        TableName="tab1",
+        IndexName="by_g",
+        KeyConditionExpression="g = :g AND r > :r",
+        ExpressionAttributeValues={":g": {"S": "G"}, ":r": {"N": "7"}},
+    )
+    assert [it["r"]["N"] for it in r["Items"]] == ["8", "9", "10"]
+    assert all(set(it) == attrs for it in r["Items"])
+    assert client.scan(TableName="tab1", IndexName="by_g")["Count"] == 4
+
+
+def test_gsi_follows_updates_and_deletes(client: Any) -> None:
+    gsi_table(client, {"ProjectionType": "ALL"})
+    put(client, "a", 1, g={"S": "G1"}, r={"N": "1"})
+    client.update_item(
+        TableName="tab1",
+        Key={"pk": {"S": "a"}, "sk": {"N": "1"}},
+        UpdateExpression="SET g = :g",
+        ExpressionAttributeValues={":g": {"S": "G2"}},
+    )
+
+    def count(g: str) -> int:
+        return client.query(
+            TableName="tab1",
+            IndexName="by_g",
+            KeyConditionExpression="g = :g",
+            ExpressionAttributeValues={":g": {"S": g}},
+        )["Count"]
+
+    assert (count("G1"), count("G2")) == (0, 1)
+    client.delete_item(TableName="tab1", Key={"pk": {"S": "a"}, "sk": {"N": "1"}})
+    assert count("G2") == 0
+
+
+def test_gsi_paginates_with_index_keys(client: Any) -> None:
+    gsi_table(client, {"ProjectionType": "KEYS_ONLY"})
+    for i in range(5):
+        put(client, f"p{i}", 0, g={"S": "G"}, r={"N": "1"})
+    r = client.query(
+        TableName="tab1",
+        IndexName="by_g",
+        KeyConditionExpression="g = :g",
+        ExpressionAttributeValues={":g": {"S": "G"}},
+        Limit=2,
+    )
+    assert set(r["LastEvaluatedKey"]) == {"pk", "sk", "g", "r"}
+    r2 = client.query(
+        TableName="tab1",
+        IndexName="by_g",
+        KeyConditionExpression="g = :g",
+        ExpressionAttributeValues={":g": {"S": "G"}},
+        ExclusiveStartKey=r["LastEvaluatedKey"],
+    )
+    assert r2["Count"] == 3
+    assert not {it["pk"]["S"] for it in r["Items"]} & {it["pk"]["S"] for it in r2["Items"]}
+
+
+def test_lsi_query_orders_by_lsi_key(client: Any) -> None:
+    create_table(
+        client,
+        lsis=[
+            {
+                "IndexName": "by_l",
+                "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "l", "KeyType": "RANGE"}],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+        ],
+        extra_attrs={"l": "S"},
+    )
+    for i, l_value in enumerate(["c", "a", "b"]):
+        put(client, "p", i, l={"S": l_value})
+    r = client.query(
+        TableName="tab1",
+        IndexName="by_l",
+        KeyConditionExpression="pk = :p",
+        ExpressionAttributeValues={":p": {"S": "p"}},
+        ConsistentRead=True,
+    )
+    assert [it["l"]["S"] for it in r["Items"]] == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize(
+    ("rv", "expected"),
+    [
+        ("NONE", None),
+        ("ALL_OLD", {"pk": {"S": "a"}, "sk": {"N": "1"}, "x": {"N": "1"}, "y": {"S": "y"}}),
+        ("UPDATED_OLD", {"x": {"N": "1"}}),
+        ("ALL_NEW", {"pk": {"S": "a"}, "sk": {"N": "1"}, "x": {"N": "2"}, "y": {"S": "y"}, "z": {"S": "z"}}),
+        ("UPDATED_NEW", {"x": {"N": "2"}, "z": {"S": "z"}}),
+    ],
+)
+def test_update_return_values(client: Any, rv: str, expected: dict[str, Any] | None) -> None:
+    create_table(client)
+    put(client, "a", 1, x={"N": "1"}, y={"S": "y"})
+    r = client.update_item(
+        TableName="tab1",
+        Key={"pk": {"S": "a"}, "sk": {"N": "1"}},
+        UpdateExpression="SET x = x + :one, z = :z",
+        ExpressionAttributeValues={":one": {"N": "1"}, ":z": {"S": "z"}},
+        ReturnValues=rv,
+    )
+    assert r.get("Attributes") == expected
+
+
+def test_update_creates_missing_item_and_refuses_key_change(client: Any) -> None:
+    create_table(client)
+    client.update_item(
+        TableName="tab1",
+        Key={"pk": {"S": "new"}, "sk": {"N": "1"}},
+        UpdateExpression="ADD c :one",
+        ExpressionAttributeValues={":one": {"N": "1"}},
+    )
+    item = client.get_item(TableName="tab1", Key={"pk": {"S": "new"}, "sk": {"N": "1"}})["Item"]
+    assert item == {"pk": {"S": "new"}, "sk": {"N": "1"}, "c": {"N": "1"}}
+    with pytest.raises(ClientError) as exc:
+        client.update_item(
+            TableName="tab1",
+            Key={"pk": {"S": "new"}, "sk": {"N": "1"}},
+            UpdateExpression="SET pk = :v",
+            ExpressionAttributeValues={":v": {"S": "other"}},
+        )
+    assert error_of(exc) == (
+        400,
+        "ValidationException",
+        "One or more parameter values were invalid: Cannot update attribute pk. This attribute is part of the key",
+    )
+
+
+def test_conditional_put_failure_returns_item_when_asked(client: Any) -> None:
+    create_table(client)
+    put(client, "a", 1, v={"S": "old"})
+    with pytest.raises(ClientError) as exc:
+        client.put_item(
+            TableName="tab1",
+            Item={"pk": {"S": "a"}, "sk": {"N": "1"}},
+            ConditionExpression="attribute_not_exists(pk)",
+            ReturnValuesOnConditionCheckFailure="ALL_OLD",
+        )
+    assert error_of(exc) == (400, "ConditionalCheckFailedException", "The conditional request failed")
+    assert exc.value.response["Item"]["v"] == {"S": "old"}
+
+
+def test_batch_get_and_write(client: Any) -> None:
+    create_table(client)
+    client.batch_write_item(
+        RequestItems={"tab1": [{"PutRequest": {"Item": {"pk": {"S": "b"}, "sk": {"N": str(i)}}}} for i in range(25)]}
+    )
+    r = client.batch_get_item(
+        RequestItems={"tab1": {"Keys": [{"pk": {"S": "b"}, "sk": {"N": str(i)}} for i in range(0, 30, 3)]}},
+        ReturnConsumedCapacity="TOTAL",
+    )
+    assert sorted(int(it["sk"]["N"]) for it in r["Responses"]["tab1"]) == list(range(0, 25, 3))
+    assert r["UnprocessedKeys"] == {}
+    assert r["ConsumedCapacity"] == [{"TableName": "tab1", "CapacityUnits": 5.0, "ReadCapacityUnits": 5.0}]
+    r = client.batch_write_item(
+        RequestItems={"tab1": [{"DeleteRequest": {"Key": {"pk": {"S": "b"}, "sk": {"N": str(i)}}}} for i in range(5)]}
+    )
+    assert r["UnprocessedItems"] == {}
+    assert client.scan(TableName="tab1", Select="COUNT")["Count"] == 20
+
+
+def test_transact_write_and_get(client: Any) -> None:
+    create_table(client)
+    put(client, "a", 1, n={"N": "1"})
+    put(client, "b", 1)
+    client.transact_write_items(
+        TransactItems=[
+            {"Put": {"TableName": "tab1", "Item": {"pk": {"S": "t"}, "sk": {"N": "1"}}}},
+            {
+                "Update": {
+                    "TableName": "tab1",
+                    "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}},
+                    "UpdateExpression": "SET n = n + :one",
+                    "ExpressionAttributeValues": {":one": {"N": "1"}},
+                }
+            },
+            {
+                "ConditionCheck": {
+                    "TableName": "tab1",
+                    "Key": {"pk": {"S": "b"}, "sk": {"N": "1"}},
+                    "ConditionExpression": "attribute_exists(pk)",
+                }
+            },
+            {"Delete": {"TableName": "tab1", "Key": {"pk": {"S": "gone"}, "sk": {"N": "1"}}}},
+        ]
+    )
+    r = client.transact_get_items(
+        TransactItems=[
+            {"Get": {"TableName": "tab1", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}}}},
+            {"Get": {"TableName": "tab1", "Key": {"pk": {"S": "nope"}, "sk": {"N": "1"}}}},
+        ]
+    )
+    assert r["Responses"][0]["Item"]["n"] == {"N": "2"}
+    assert r["Responses"][1] == {}
+
+
+def test_transact_cancellation_reasons(client: Any) -> None:
+    create_table(client)
+    put(client, "a", 1, v={"S": "old"})
+    with pytest.raises(ClientError) as exc:
+        client.transact_write_items(
+            TransactItems=[
+                {"Put": {"TableName": "tab1", "Item": {"pk": {"S": "t"}, "sk": {"N": "1"}}}},
+                {
+                    "ConditionCheck": {
+                        "TableName": "tab1",
+                        "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}},
+                        "ConditionExpression": "attribute_not_exists(pk)",
+                        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+                    }
+                },
+            ]
+        )
+    status, code, message = error_of(exc)
+    assert (status, code) == (400, "TransactionCanceledException")
+    assert message.endswith("[None, ConditionalCheckFailed]")
+    reasons = exc.value.response["CancellationReasons"]
+    assert reasons[0] == {"Code": "None"}
+    assert reasons[1]["Code"] == "ConditionalCheckFailed"
+    assert reasons[1]["Item"]["v"] == {"S": "old"}
+    assert "Item" not in client.get_item(TableName="tab1", Key={"pk": {"S": "t"}, "sk": {"N": "1"}})
+
+
+def test_consumed_capacity_rules(client: Any) -> None:
+    gsi_table(client, {"ProjectionType": "ALL"})
+    item = {"pk": {"S": "a"}, "sk": {"N": "1"}, "g": {"S": "G"}, "r": {"N": "1"}, "v": {"S": "x" * 3000}}
+    r = client.put_item(TableName="tab1", Item=item, ReturnConsumedCapacity="INDEXES")
+    cc = r["ConsumedCapacity"]
+    assert cc["Table"]["CapacityUnits"] == 3.0
+    assert cc["GlobalSecondaryIndexes"]["by_g"]["CapacityUnits"] == 3.0
+    assert cc["CapacityUnits"] == 6.0
+    r = client.put_item(
+        TableName="tab1", Item={**item, "v": {"S": "small"}}, ReturnConsumedCapacity="TOTAL"
+    )  # overwrite: the larger of old and new
+    assert r["ConsumedCapacity"]["CapacityUnits"] == 6.0
+    key = {"pk": {"S": "a"}, "sk": {"N": "1"}}
+    client.put_item(TableName="tab1", Item={**item, "v": {"S": "x" * 9000}})
+    assert (
+        client.get_item(TableName="tab1", Key=key, ReturnConsumedCapacity="TOTAL")["ConsumedCapacity"]["CapacityUnits"]
+        == 1.5
+    )
+    assert (
+        client.get_item(TableName="tab1", Key=key, ConsistentRead=True, ReturnConsumedCapacity="TOTAL")[
+            "ConsumedCapacity"
+        ]["CapacityUnits"]
+        == 3.0
+    )
+    r = client.transact_write_items(
+        TransactItems=[{"Put": {"TableName": "tab1", "Item": {"pk": {"S": "t"}, "sk": {"N": "1"}}}}],
+        ReturnConsumedCapacity="TOTAL",
+    )
+    assert r["ConsumedCapacity"] == [{"TableName": "tab1", "CapacityUnits": 2.0, "WriteCapacityUnits": 2.0}]
+    for i in range(3):
+        client.put_item(TableName="tab1", Item={"pk": {"S": "q"}, "sk": {"N": str(i)}, "v": {"S": "y" * 1500}})
+    r = client.query(
+        TableName="tab1",
+        KeyConditionExpression="pk = :p",
+        ExpressionAttributeValues={":p": {"S": "q"}},
+        ReturnConsumedCapacity="TOTAL",
+    )
+    assert r["ConsumedCapacity"]["CapacityUnits"] == 1.0  # ~4.5 KB summed, rounded up once to 8 KB, halved
+
+
+def test_expression_names_and_values_must_be_used(client: Any) -> None:
+    create_table(client)
+    with pytest.raises(ClientError) as exc:
+        client.put_item(
+            TableName="tab1",
+            Item={"pk": {"S": "a"}, "sk": {"N": "1"}},
+            ConditionExpression="attribute_not_exists(pk)",
+            ExpressionAttributeValues={":x": {"S": "unused"}},
+        )
+    assert error_of(exc) == (
+        400,
+        "ValidationException",
+        "Value provided in ExpressionAttributeValues unused in expressions: keys: {:x}",
+    )
+    with pytest.raises(ClientError) as exc:
+        client.get_item(
+            TableName="tab1", Key={"pk": {"S": "a"}, "sk": {"N": "1"}}, ExpressionAttributeNames={"#n": "n"}
+        )
+    assert error_of(exc)[1:] == (
+        "ValidationException",
+        "ExpressionAttributeNames can only be specified when using expressions",
+    )

@@ -1,0 +1,373 @@
+"""Control plane and the error wire format (status, __type, message) of the main error cases."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import time
+import zlib
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from dynlocust.local.embedded import serve_in_thread
+from tests.unit.local.conftest import create_table, error_of
+
+
+def raw(port: int, target: str | None, body: bytes, path: str = "/", method: str = "POST") -> tuple[int, dict, Any]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        headers = {"Content-Type": "application/x-amz-json-1.0"}
+        if target:
+            headers["X-Amz-Target"] = target
+        conn.request(method, path, body=body, headers=headers)
+        resp = conn.getresponse()
+        data = resp.read()
+        return resp.status, dict(resp.getheaders()), json.loads(data) if data[:1] == b"{" else data
+    finally:
+        conn.close()
+
+
+ITEM_KEY = {"pk": {"S": "a"}, "sk": {"N": "1"}}
+
+
+@pytest.mark.parametrize(
+    ("call", "status", "code", "message"),
+    [
+        (
+            lambda c: c.put_item(TableName="nope", Item=ITEM_KEY),
+            400,
+            "ResourceNotFoundException",
+            "Requested resource not found",
+        ),
+        (
+            lambda c: c.put_item(TableName="tab1", Item={"sk": {"N": "1"}}),
+            400,
+            "ValidationException",
+            "One or more parameter values were invalid: Missing the key pk in the item",
+        ),
+        (
+            lambda c: c.put_item(TableName="tab1", Item={"pk": {"N": "1"}, "sk": {"N": "1"}}),
+            400,
+            "ValidationException",
+            "One or more parameter values were invalid: Type mismatch for key pk expected: S actual: N",
+        ),
+        (
+            lambda c: c.get_item(TableName="tab1", Key={"pk": {"S": "a"}}),
+            400,
+            "ValidationException",
+            "The provided key element does not match the schema",
+        ),
+        (
+            lambda c: c.get_item(TableName="tab1", Key={**ITEM_KEY, "x": {"S": "extra"}}),
+            400,
+            "ValidationException",
+            "The provided key element does not match the schema",
+        ),
+        (
+            lambda c: c.put_item(TableName="tab1", Item={**ITEM_KEY, "v": {"S": "x" * (400 * 1024)}}),
+            400,
+            "ValidationException",
+            "Item size has exceeded the maximum allowed size",
+        ),
+        (
+            lambda c: c.describe_table(TableName="nope"),
+            400,
+            "ResourceNotFoundException",
+            "Requested resource not found: Table: nope not found",
+        ),
+        (
+            lambda c: create_table(c),
+            400,
+            "ResourceInUseException",
+            "Table already exists: tab1",
+        ),
+        (
+            lambda c: c.batch_write_item(
+                RequestItems={
+                    "tab1": [{"PutRequest": {"Item": {"pk": {"S": str(i)}, "sk": {"N": "1"}}}} for i in range(26)]
+                }
+            ),
+            400,
+            "ValidationException",
+            "Too many items requested for the BatchWriteItem call",
+        ),
+        (
+            lambda c: c.batch_get_item(
+                RequestItems={"tab1": {"Keys": [{"pk": {"S": str(i)}, "sk": {"N": "1"}} for i in range(101)]}}
+            ),
+            400,
+            "ValidationException",
+            "Too many items requested for the BatchGetItem call",
+        ),
+        (
+            lambda c: c.transact_write_items(
+                TransactItems=[
+                    {"Put": {"TableName": "tab1", "Item": ITEM_KEY}},
+                    {"Delete": {"TableName": "tab1", "Key": ITEM_KEY}},
+                ]
+            ),
+            400,
+            "ValidationException",
+            "Transaction request cannot include multiple operations on one item",
+        ),
+        (
+            lambda c: c.transact_write_items(
+                TransactItems=[
+                    {"Put": {"TableName": "tab1", "Item": {"pk": {"S": str(i)}, "sk": {"N": "1"}}}} for i in range(101)
+                ]
+            ),
+            400,
+            "ValidationException",
+            "1 validation error detected at 'transactItems' failed to satisfy constraint: "
+            "Member must have length less than or equal to 100",
+        ),
+        (
+            lambda c: c.query(
+                TableName="tab1", KeyConditionExpression="pk = :p AND", ExpressionAttributeValues={":p": {"S": "a"}}
+            ),
+            400,
+            "ValidationException",
+            None,
+        ),
+    ],
+)
+def test_error_wire_format(client: Any, call: Any, status: int, code: str, message: str | None) -> None:
+    create_table(client)
+    with pytest.raises(ClientError) as exc:
+        call(client)
+    got_status, got_code, got_message = error_of(exc)
+    assert (got_status, got_code) == (status, code)
+    if message is not None:
+        assert got_message == message
+    else:
+        assert got_message
+
+
+def test_raw_error_bodies_and_headers(endpoint: Any) -> None:
+    status, headers, body = raw(endpoint.port, "DynamoDB_20120810.NoSuchOp", b"{}")
+    assert status == 400
+    assert body == {"__type": "com.amazon.coral.service#UnknownOperationException"}
+    status, headers, body = raw(endpoint.port, "DynamoDB_20120810.GetItem", b"{not json")
+    assert status == 400
+    assert body["__type"] == "com.amazon.coral.service#SerializationException"
+    status, headers, body = raw(endpoint.port, "DynamoDB_20120810.GetItem", b'{"TableName": "zzz", "Key": {}}')
+    assert body == {
+        "__type": "com.amazonaws.dynamodb.v20120810#ResourceNotFoundException",
+        "message": "Requested resource not found",
+    }
+    assert headers["Content-Type"] == "application/x-amz-json-1.0"
+    raw_body = json.dumps(body, separators=(",", ":")).encode()
+    assert int(headers["x-amz-crc32"]) == zlib.crc32(raw_body)
+    assert headers["x-amzn-RequestId"]
+
+
+def test_keep_alive_many_requests_one_connection(endpoint: Any) -> None:
+    conn = http.client.HTTPConnection("127.0.0.1", endpoint.port, timeout=10)
+    try:
+        for _ in range(20):
+            conn.request("POST", "/", body=b"{}", headers={"X-Amz-Target": "DynamoDB_20120810.ListTables"})
+            resp = conn.getresponse()
+            assert json.loads(resp.read()) == {"TableNames": []}
+        sock = conn.sock
+        assert sock is not None
+    finally:
+        conn.close()
+    assert endpoint.stats()["requests_total"] == 20
+
+
+def test_connection_close_is_honoured(endpoint: Any) -> None:
+    conn = http.client.HTTPConnection("127.0.0.1", endpoint.port, timeout=10)
+    try:
+        conn.request(
+            "POST", "/", body=b"{}", headers={"X-Amz-Target": "DynamoDB_20120810.ListTables", "Connection": "close"}
+        )
+        resp = conn.getresponse()
+        resp.read()
+        assert resp.status == 200
+        assert conn.sock is None or resp.will_close
+    finally:
+        conn.close()
+
+
+def test_stats_endpoint_counts_and_resets(client: Any, endpoint: Any) -> None:
+    create_table(client)
+    client.put_item(TableName="tab1", Item=ITEM_KEY)
+    with pytest.raises(ClientError):
+        client.put_item(TableName="tab1", Item=ITEM_KEY, ConditionExpression="attribute_not_exists(pk)")
+    client.list_tables()
+    status, _, stats = raw(endpoint.port, None, b"", path="/_dynlocust/stats", method="GET")
+    assert status == 200
+    assert stats["requests_total"] == 4
+    assert stats["tables"]["tab1"]["PutItem"] == {"ok": 1, "throttled": 0, "error": 1, "unprocessed_items": 0}
+    assert stats["tables"]["-"]["ListTables"]["ok"] == 1
+    status, _, _ = raw(endpoint.port, None, b"", path="/_dynlocust/reset-stats")
+    assert status == 200
+    assert endpoint.stats() == {"requests_total": 0, "tables": {}}
+
+
+def test_create_describe_update_delete(client: Any) -> None:
+    r = create_table(
+        client,
+        "prov",
+        BillingMode="PROVISIONED",
+        ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 7},
+        Tags=[{"Key": "run", "Value": "r1"}],
+        OnDemandThroughput={"MaxReadRequestUnits": 100, "MaxWriteRequestUnits": 50},
+    )
+    d = r["TableDescription"]
+    assert d["TableStatus"] == "ACTIVE"
+    assert d["ProvisionedThroughput"]["WriteCapacityUnits"] == 7
+    assert d["TableArn"] == "arn:aws:dynamodb:us-east-1:000000000000:table/prov"
+    tags = client.list_tags_of_resource(ResourceArn=d["TableArn"])["Tags"]
+    assert tags == [{"Key": "run", "Value": "r1"}]
+    client.tag_resource(ResourceArn=d["TableArn"], Tags=[{"Key": "x", "Value": "y"}])
+    client.untag_resource(ResourceArn=d["TableArn"], TagKeys=["run"])
+    assert client.list_tags_of_resource(ResourceArn=d["TableArn"])["Tags"] == [{"Key": "x", "Value": "y"}]
+    u = client.update_table(
+        TableName="prov",
+        BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": "g", "AttributeType": "S"}],
+        GlobalSecondaryIndexUpdates=[
+            {
+                "Create": {
+                    "IndexName": "by_g",
+                    "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                    "Projection": {"ProjectionType": "ALL"},
+                }
+            }
+        ],
+    )["TableDescription"]
+    assert u["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
+    assert [g["IndexName"] for g in u["GlobalSecondaryIndexes"]] == ["by_g"]
+    assert client.delete_table(TableName="prov")["TableDescription"]["TableStatus"] == "DELETING"
+    with pytest.raises(ClientError) as exc:
+        client.describe_table(TableName="prov")
+    assert error_of(exc)[1] == "ResourceNotFoundException"
+
+
+def test_update_table_backfills_new_gsi(client: Any) -> None:
+    create_table(client)
+    client.put_item(TableName="tab1", Item={**ITEM_KEY, "g": {"S": "G"}})
+    client.update_table(
+        TableName="tab1",
+        AttributeDefinitions=[{"AttributeName": "g", "AttributeType": "S"}],
+        GlobalSecondaryIndexUpdates=[
+            {
+                "Create": {
+                    "IndexName": "by_g",
+                    "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                    "Projection": {"ProjectionType": "KEYS_ONLY"},
+                }
+            }
+        ],
+    )
+    r = client.query(
+        TableName="tab1",
+        IndexName="by_g",
+        KeyConditionExpression="g = :g",
+        ExpressionAttributeValues={":g": {"S": "G"}},
+    )
+    assert r["Items"] == [{**ITEM_KEY, "g": {"S": "G"}}]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (
+            {"BillingMode": "PROVISIONED"},
+            "One or more parameter values were invalid: ReadCapacityUnits and WriteCapacityUnits must both be "
+            "specified when BillingMode is PROVISIONED",
+        ),
+        (
+            {"ProvisionedThroughput": {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}},
+            "One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be "
+            "specified when BillingMode is PAY_PER_REQUEST",
+        ),
+        (
+            {"extra_attrs": {"unused": "S"}},
+            "One or more parameter values were invalid: Number of attributes in KeySchema does not exactly match "
+            "number of attributes defined in AttributeDefinitions",
+        ),
+    ],
+)
+def test_create_table_validation(client: Any, kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(ClientError) as exc:
+        create_table(client, "bad", **kwargs)
+    assert error_of(exc) == (400, "ValidationException", message)
+
+
+def test_list_tables_pagination(client: Any) -> None:
+    for i in range(5):
+        create_table(client, f"tab{i}", range_type=None)
+    r = client.list_tables(Limit=2)
+    assert r == {**r, "TableNames": ["tab0", "tab1"], "LastEvaluatedTableName": "tab1"}
+    r = client.list_tables(Limit=2, ExclusiveStartTableName="tab3")
+    assert r["TableNames"] == ["tab4"]
+    assert "LastEvaluatedTableName" not in r
+
+
+def test_create_delay_creating_then_active(make_client: Any) -> None:
+    ep = serve_in_thread(capacity=None, create_delay=0.3)
+    try:
+        c = make_client(ep)
+        assert create_table(c)["TableDescription"]["TableStatus"] == "CREATING"
+        with pytest.raises(ClientError) as exc:
+            c.put_item(TableName="tab1", Item=ITEM_KEY)
+        assert error_of(exc)[1] == "ResourceNotFoundException"
+        with pytest.raises(ClientError) as exc:
+            c.delete_table(TableName="tab1")
+        assert error_of(exc)[1] == "ResourceInUseException"
+        c.get_waiter("table_exists").wait(TableName="tab1", WaiterConfig={"Delay": 0.1, "MaxAttempts": 50})
+        deadline = time.monotonic() + 5
+        while c.describe_table(TableName="tab1")["Table"]["TableStatus"] != "ACTIVE":
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        c.put_item(TableName="tab1", Item=ITEM_KEY)
+    finally:
+        ep.stop()
+
+
+def test_describe_counts_table_and_index_items(client: Any) -> None:
+    create_table(
+        client,
+        gsis=[
+            {
+                "IndexName": "by_g",
+                "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "KEYS_ONLY"},
+            }
+        ],
+        extra_attrs={"g": "S"},
+    )
+    for i in range(4):
+        item = {"pk": {"S": f"p{i}"}, "sk": {"N": "1"}, "v": {"S": "x" * 100}}
+        if i % 2:
+            item["g"] = {"S": "G"}
+        client.put_item(TableName="tab1", Item=item)
+    client.delete_item(TableName="tab1", Key={"pk": {"S": "p1"}, "sk": {"N": "1"}})
+    d = client.describe_table(TableName="tab1")["Table"]
+    assert d["ItemCount"] == 3
+    assert d["TableSizeBytes"] == 3 * (2 + 2 + 2 + 2 + 1 + 100) + (1 + 1)
+    g = d["GlobalSecondaryIndexes"][0]
+    assert (g["ItemCount"], g["IndexSizeBytes"]) == (1, 2 + 2 + 2 + 2 + 1 + 1)
+    assert g["IndexArn"] == d["TableArn"] + "/index/by_g"
+
+
+def test_empty_string_in_gsi_key_is_rejected(client: Any) -> None:
+    create_table(
+        client,
+        gsis=[
+            {
+                "IndexName": "by_g",
+                "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+        ],
+        extra_attrs={"g": "S"},
+    )
+    with pytest.raises(ClientError) as exc:
+        client.put_item(TableName="tab1", Item={**ITEM_KEY, "g": {"S": ""}})
+    assert error_of(exc)[1] == "ValidationException"
+    assert "IndexName: by_g, IndexKey: g" in error_of(exc)[2]

@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+import pytest
+
+from dynlocust.local.__main__ import build_parser, config_from_args, main
+
+
+def test_defaults() -> None:
+    cfg = config_from_args(build_parser().parse_args([]))
+    assert (cfg.host, cfg.port, cfg.region, cfg.capacity, cfg.verify_signatures) == (
+        "127.0.0.1",
+        8000,
+        "us-east-1",
+        True,
+        False,
+    )
+
+
+def test_options_map_to_config() -> None:
+    args = build_parser().parse_args(
+        ["--port", "0", "--no-capacity", "--capacity-scale", "0.5", "--time-scale", "10", "--create-delay", "2"]
+    )
+    cfg = config_from_args(args)
+    assert (cfg.port, cfg.capacity, cfg.capacity_scale, cfg.time_scale, cfg.create_delay) == (0, False, 0.5, 10.0, 2.0)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--port", "abc"], ["--port", "70000"], ["--capacity-scale", "0"], ["--create-delay", "-1"], ["--bogus"]],
+)
+def test_bad_options_exit_2_with_one_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "error:" in err
+    assert "Traceback" not in err
+
+
+def test_verify_signatures_needs_env(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("DYNLOCUST_LOCAL_ACCESS_KEY_ID", raising=False)
+    monkeypatch.delenv("DYNLOCUST_LOCAL_SECRET_ACCESS_KEY", raising=False)
+    assert main(["--verify-signatures", "--port", "0"]) == 2
+    assert "DYNLOCUST_LOCAL_ACCESS_KEY_ID" in capsys.readouterr().err
+
+
+def test_credentials_come_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DYNLOCUST_LOCAL_ACCESS_KEY_ID", "AK")
+    monkeypatch.setenv("DYNLOCUST_LOCAL_SECRET_ACCESS_KEY", "SK")
+    cfg = config_from_args(build_parser().parse_args(["--verify-signatures"]))
+    assert cfg.credentials == {"AK": "SK"}
+    assert "SK" not in repr(cfg)

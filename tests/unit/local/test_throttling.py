@@ -1,0 +1,183 @@
+"""Throttling paths wired with a fake capacity model (fault injection: it rejects on demand)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from dynlocust.local.capacity import Throttle
+from dynlocust.local.embedded import ThreadedEndpoint, serve_in_thread
+from tests.unit.local.conftest import create_table, error_of
+
+ARN = "arn:aws:dynamodb:us-east-1:000000000000:table/tab1"
+MSG = "Throughput exceeds the current capacity of your table or index."
+
+
+@dataclass
+class FakeCapacity:
+    """Rejects the charges whose (index, partition) is listed; records every charge."""
+
+    reject: set[tuple[str | None, str]] = field(default_factory=set)
+    code: str = "ThrottlingException"
+    charges: list[tuple[str, str | None, str, float, str]] = field(default_factory=list)
+    specs: list[Any] = field(default_factory=list)
+
+    def add_resource(self, spec: Any) -> None:
+        self.specs.append(spec)
+
+    def update_resource(self, spec: Any) -> None:
+        self.specs.append(spec)
+
+    def remove_table(self, table: str) -> None:
+        pass
+
+    def charge(self, table: str, index: str | None, kind: str, units: float, partition: str) -> Throttle | None:
+        if (index, partition) in self.reject or (index, "*") in self.reject:
+            where = ARN if index is None else f"{ARN}/index/{index}"
+            reason = ("Table" if index is None else "Index") + ("Write" if kind == "write" else "Read")
+            return Throttle(self.code, reason + "KeyRangeThroughputExceeded", where, MSG)
+        self.charges.append((table, index, kind, units, partition))
+        return None
+
+
+@pytest.fixture
+def fake() -> FakeCapacity:
+    return FakeCapacity()
+
+
+@pytest.fixture
+def throttled_endpoint(fake: FakeCapacity) -> Iterator[ThreadedEndpoint]:
+    ep = serve_in_thread(capacity=fake)
+    try:
+        yield ep
+    finally:
+        ep.stop()
+
+
+@pytest.fixture
+def tclient(throttled_endpoint: ThreadedEndpoint, make_client: Any) -> Any:
+    c = make_client(throttled_endpoint)
+    create_table(
+        c,
+        gsis=[
+            {
+                "IndexName": "by_g",
+                "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+        ],
+        extra_attrs={"g": "S"},
+    )
+    return c
+
+
+def item(pk: str, g: str | None = None) -> dict[str, Any]:
+    out = {"pk": {"S": pk}, "sk": {"N": "1"}}
+    if g:
+        out["g"] = {"S": g}
+    return out
+
+
+def test_resources_registered_for_table_and_gsi(tclient: Any, fake: FakeCapacity) -> None:
+    assert [(s.table, s.index, s.arn) for s in fake.specs] == [
+        ("tab1", None, ARN),
+        ("tab1", "by_g", ARN + "/index/by_g"),
+    ]
+    assert fake.specs[0].billing_mode == "PAY_PER_REQUEST"
+
+
+def test_write_charges_table_and_gsi(tclient: Any, fake: FakeCapacity) -> None:
+    tclient.put_item(TableName="tab1", Item=item("a", "G"))
+    assert ("tab1", "by_g", "write", 1.0, "G") in fake.charges
+    assert ("tab1", None, "write", 1.0, "a") in fake.charges
+
+
+@pytest.mark.parametrize(
+    ("code", "key"),
+    [("ThrottlingException", "throttlingReasons"), ("ProvisionedThroughputExceededException", "ThrottlingReasons")],
+)
+def test_single_item_throttle_wire_format(tclient: Any, fake: FakeCapacity, code: str, key: str) -> None:
+    fake.code = code
+    fake.reject.add((None, "hot"))
+    with pytest.raises(ClientError) as exc:
+        tclient.put_item(TableName="tab1", Item=item("hot"))
+    assert error_of(exc) == (400, code, MSG)
+    assert exc.value.response[key] == [{"reason": "TableWriteKeyRangeThroughputExceeded", "resource": ARN}]
+    fake.reject.clear()
+    assert "Item" not in tclient.get_item(TableName="tab1", Key=item("hot"))
+
+
+def test_gsi_throttle_rejects_the_write(tclient: Any, fake: FakeCapacity) -> None:
+    fake.reject.add(("by_g", "G"))
+    with pytest.raises(ClientError) as exc:
+        tclient.put_item(TableName="tab1", Item=item("a", "G"))
+    assert exc.value.response["throttlingReasons"][0]["resource"] == ARN + "/index/by_g"
+    tclient.put_item(TableName="tab1", Item=item("b", "other"))
+
+
+def test_read_throttle(tclient: Any, fake: FakeCapacity) -> None:
+    fake.reject.add((None, "hot"))
+    with pytest.raises(ClientError) as exc:
+        tclient.get_item(TableName="tab1", Key=item("hot"))
+    assert exc.value.response["throttlingReasons"][0]["reason"] == "TableReadKeyRangeThroughputExceeded"
+
+
+def test_batch_write_partial_then_total_throttle(tclient: Any, fake: FakeCapacity, throttled_endpoint: Any) -> None:
+    fake.reject.add((None, "hot"))
+    reqs = [{"PutRequest": {"Item": item(pk)}} for pk in ("ok1", "hot", "ok2")]
+    r = tclient.batch_write_item(RequestItems={"tab1": reqs})
+    assert r["ResponseMetadata"]["HTTPStatusCode"] == 200
+    assert r["UnprocessedItems"] == {"tab1": [reqs[1]]}
+    with pytest.raises(ClientError) as exc:
+        tclient.batch_write_item(RequestItems={"tab1": [reqs[1]]})
+    assert error_of(exc)[:2] == (400, "ThrottlingException")
+    stats = throttled_endpoint.stats()["tables"]["tab1"]["BatchWriteItem"]
+    assert stats == {"ok": 1, "throttled": 1, "error": 0, "unprocessed_items": 2}
+
+
+def test_batch_get_partial_throttle(tclient: Any, fake: FakeCapacity) -> None:
+    fake.reject.add((None, "hot"))
+    keys = [item("ok1"), item("hot")]
+    r = tclient.batch_get_item(RequestItems={"tab1": {"Keys": keys}})
+    assert r["UnprocessedKeys"] == {"tab1": {"Keys": [item("hot")]}}
+
+
+def test_transaction_cancelled_by_gsi_throttle(tclient: Any, fake: FakeCapacity, throttled_endpoint: Any) -> None:
+    fake.reject.add(("by_g", "G"))
+    with pytest.raises(ClientError) as exc:
+        tclient.transact_write_items(
+            TransactItems=[
+                {"Put": {"TableName": "tab1", "Item": item("a")}},
+                {"Put": {"TableName": "tab1", "Item": item("b", "G")}},
+            ]
+        )
+    assert error_of(exc)[:2] == (400, "TransactionCanceledException")
+    assert exc.value.response["CancellationReasons"] == [
+        {"Code": "None"},
+        {
+            "Code": "ThrottlingError",
+            "Message": "Throughput exceeds the current capacity for one or more global secondary indexes. "
+            "DynamoDB is automatically scaling your index so please try again shortly.",
+        },
+    ]
+    assert "Item" not in tclient.get_item(TableName="tab1", Key=item("a"))
+    stats = throttled_endpoint.stats()["tables"]["tab1"]["TransactWriteItems"]
+    assert stats["throttled"] == 1
+
+
+def test_transact_get_throttle_uses_table_wording(tclient: Any, fake: FakeCapacity) -> None:
+    fake.reject.add((None, "hot"))
+    with pytest.raises(ClientError) as exc:
+        tclient.transact_get_items(TransactItems=[{"Get": {"TableName": "tab1", "Key": item("hot")}}])
+    reason = exc.value.response["CancellationReasons"][0]
+    assert reason["Code"] == "ThrottlingError"
+    assert reason["Message"].startswith("Throughput exceeds the current capacity of your table or index.")
+
+
+def test_transactional_units_are_doubled(tclient: Any, fake: FakeCapacity) -> None:
+    tclient.transact_write_items(TransactItems=[{"Put": {"TableName": "tab1", "Item": item("a")}}])
+    assert ("tab1", None, "write", 2.0, "a") in fake.charges
