@@ -52,6 +52,12 @@ class RunState:
 _STATES: weakref.WeakKeyDictionary[Any, RunState] = weakref.WeakKeyDictionary()
 
 
+def current_run(environment: Any) -> ScenarioRun | None:
+    """The scenario run of an environment, once it has started (for the web UI and metrics)."""
+    state = _STATES.get(environment)
+    return state.run if state is not None else None
+
+
 def new_run_id() -> str:
     return time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + "-" + secrets.token_hex(2)
 
