@@ -13,6 +13,7 @@ from locust import User
 
 from dynlocust import plugin
 from dynlocust.client import DynamoDBClient
+from dynlocust.errors import ConfigurationError
 from dynlocust.settings import Settings
 from dynlocust.transport.boto3 import MIN_POOL
 from dynlocust.transport.fast import FastDynamoDB, make_fast_client
@@ -45,7 +46,23 @@ class FastDynamoDBUser(User):
         )
 
 
-def shared_fast_client(environment: Any, host: str | None, settings: Settings, verify: bool | str = True) -> FastDynamoDB:
+TRANSPORTS = ("boto3", "fast")
+
+
+def user_base(transport: str) -> type[User]:
+    """The user class a scenario's `transport: fast | boto3` selects; tasks run unchanged on either."""
+    if transport == "fast":
+        return FastDynamoDBUser
+    if transport == "boto3":
+        from dynlocust.users import DynamoDBUser
+
+        return DynamoDBUser
+    raise ConfigurationError(f"transport: expected one of {', '.join(TRANSPORTS)}, found {transport!r}")
+
+
+def shared_fast_client(
+    environment: Any, host: str | None, settings: Settings, verify: bool | str = True
+) -> FastDynamoDB:
     """One `FastDynamoDB` per (environment, endpoint, region, TLS setting): its pool serves every user."""
     key = ("fast", host, settings.region, verify)
     clients = plugin.state_for(environment).clients
@@ -70,4 +87,4 @@ def _pool_size(environment: Any, settings: Settings) -> int:
     return max(int(users), MIN_POOL)
 
 
-__all__ = ["FastDynamoDBUser", "locust", "shared_fast_client"]
+__all__ = ["TRANSPORTS", "FastDynamoDBUser", "locust", "shared_fast_client", "user_base"]

@@ -530,17 +530,13 @@ def metrics_for(environment: Any) -> Metrics | None:
 
 
 def scenario_run(environment: Any) -> Any:
-    """The environment's `ScenarioRun` when the scenario locustfile is loaded (None otherwise).
+    """The environment's `ScenarioRun` once it has started, when scenario runs are loaded (None otherwise).
 
-    Found through the user classes' modules: Locust imports `dynlocust/locustfile.py` given by path as a module
-    named `locustfile`, a different module object from `dynlocust.locustfile`.
+    Looked up through `sys.modules`: importing `dynlocust.hooks` here would register the scenario listeners in
+    processes that run plain locustfiles.
     """
-    for user_class in getattr(environment, "user_classes", None) or ():
-        states = getattr(sys.modules.get(user_class.__module__), "_STATES", None)
-        run = getattr(states.get(environment), "run", None) if states is not None else None
-        if run is not None:
-            return run
-    return None
+    hooks = sys.modules.get("dynlocust.hooks")
+    return hooks.current_run(environment) if hooks is not None else None
 
 
 def install(environment: Any, registry: CollectorRegistry | None = None) -> Metrics:
@@ -632,8 +628,9 @@ def _add_web_route(web_ui: Any, metrics: Metrics) -> None:
     def metrics_view() -> Any:
         return Response(metrics.exposition(), mimetype=None, content_type=CONTENT_TYPE_LATEST)
 
+    view = web_ui.auth_required_if_enabled(metrics_view)  # --web-login protects it like Locust's own pages
     try:
-        web_ui.app.add_url_rule("/metrics", "dynlocust_metrics", metrics_view)
+        web_ui.app.add_url_rule("/metrics", "dynlocust_metrics", view)
     except (AssertionError, ValueError) as exc:  # Flask refuses routes once it has served a request
         log.warning("Prometheus /metrics not added to the web UI: %s", exc)
 

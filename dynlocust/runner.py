@@ -1,20 +1,19 @@
-"""One process's part of a scenario run: tables, the open-model schedule, windows as they close, the verdicts.
+"""One process's part of a scenario run: the open-model schedule and its windows as they close.
 
 The pacer hands out send times; `ScenarioUser`s (the concurrency cap) take them and call `execute`; a closer
 greenlet follows the plan, measures each window's client saturation while it runs, and once the window's last
-request has answered (or the deadline has passed) writes it to the results file and prints a progress line. When
-the last window closes the run reports, checks its SLOs and asks Locust to quit; teardown is the caller's `finally`.
+request has answered (or the deadline has passed) hands the window's record to `on_window` — the local
+`FleetReport` in a standalone run, a message to the master on a worker. `on_done` gets the process's totals.
 """
 
 from __future__ import annotations
 
 import logging
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, TextIO
+from dataclasses import dataclass
+from typing import Any
 
 import gevent
 
@@ -22,31 +21,14 @@ from dynlocust.cost import US_EAST_1, Prices, dollars
 from dynlocust.operations import Mix, OperationBuilder, consumed_units
 from dynlocust.outcomes import Outcome
 from dynlocust.pacing import Pacer, Segment, Ticket, split_segment
-from dynlocust.report.table import format_progress, format_window_table
-from dynlocust.results import ResultsWriter
 from dynlocust.saturation import Saturation, SaturationMonitor
 from dynlocust.scenario.model import Scenario
 from dynlocust.scenario.plan import Plan, build_plan
-from dynlocust.slo import check_window
-from dynlocust.windows import ERROR_KINDS, WindowBook, WindowStats, verdict
+from dynlocust.windows import WindowBook, WindowStats
 
 log = logging.getLogger(__name__)
 
-EXIT_OK = 0
-EXIT_SLO = 3
-EXIT_CEILING = 4
-
 WRITE_OPS = frozenset({"put", "conditional_put", "update", "delete", "transact_write", "batch_write"})
-
-
-@dataclass
-class ClosedWindow:
-    index: int
-    phase: str
-    summary: dict[str, Any]
-    saturation: Saturation
-    verdict: str
-    slo_failures: list[str]
 
 
 @dataclass
@@ -55,15 +37,14 @@ class ScenarioRun:
 
     scenario: Scenario
     physical_names: dict[str, str]
-    results: ResultsWriter
     run_id: str
     t0: float
     deadline: float
+    on_window: Callable[[dict[str, Any]], None]
+    on_done: Callable[[dict[str, Any]], None]
     worker_index: int = 0
     worker_count: int = 1
     prices: Prices = US_EAST_1
-    out: TextIO = field(default_factory=lambda: sys.stdout)
-    on_finished: Callable[[int], None] = lambda code: None
     clock: Callable[[], float] = time.time
 
     def __post_init__(self) -> None:
@@ -84,25 +65,12 @@ class ScenarioRun:
         self.write_units = 0.0
         self.closed: list[ClosedWindow] = []
         self.abort_reason: str | None = None
-        self.exit_code: int | None = None
+        self.finished = False
         self._closer: gevent.Greenlet | None = None
 
     # -- life cycle ----------------------------------------------------------------------------------------------
 
     def start(self) -> None:
-        self.results.write_run(
-            run_id=self.run_id,
-            scenario=self.scenario.name,
-            source=self.scenario.source,
-            t0=self.t0,
-            worker_index=self.worker_index,
-            worker_count=self.worker_count,
-            windows=[
-                {"index": w.index, "start": w.start, "duration": w.duration, "rate": w.rate, "phase": w.phase}
-                for w in self.plan.windows
-            ],
-            tables=self.physical_names,
-        )
         self.pacer.start()
         self._closer = gevent.spawn(self._close_windows)
 
@@ -196,55 +164,33 @@ class ScenarioRun:
 
     def _close(self, index: int, phase: str, stats: WindowStats, saturation: Saturation) -> None:
         stats.apply_pacing(self.pacer.window_counts(index))
-        summary = stats.summary()
-        total = stats.total()
-        summary["errors"] = sum(v for k, v in total.by_kind.items() if k in ERROR_KINDS)
-        summary["unprocessed_requests"] = total.by_kind.get("unprocessed", 0)
-        summary["cost_dollars"] = dollars(summary["read_units"], summary["write_units"], self.prices)
-        window_verdict = verdict(stats, saturation)
-        failures = check_window(self.scenario.slos, index, phase, summary)
-        closed = ClosedWindow(index, phase, summary, saturation, window_verdict, failures)
-        self.closed.append(closed)
+        self.closed.append(ClosedWindow(index, saturation))
         record = stats.to_dict()
-        record.update(
-            phase=phase,
-            verdict=window_verdict,
-            saturation=saturation.to_dict(),
-            slo_failures=failures,
-            worker_index=self.worker_index,
-        )
-        self.results.write_window(**record)
-        self.out.write(format_progress(closed, len(self.plan.windows)) + "\n")
-        self.out.flush()
+        record.update(phase=phase, saturation=saturation.to_dict(), worker_index=self.worker_index)
+        self.on_window(record)
 
     def _finish(self, *, failed: bool = False) -> None:
-        failures = [f for w in self.closed for f in w.slo_failures]
-        if self.abort_reason or failed:
-            code = EXIT_CEILING
-        elif failures:
-            code = EXIT_SLO
-        else:
-            code = EXIT_OK
-        self.exit_code = code
-        self.results.write_end(
-            run_id=self.run_id,
-            exit_code=code,
-            abort_reason=self.abort_reason,
-            slo_failures=failures,
-            sent=self.sent,
-            read_units=self.read_units,
-            write_units=self.write_units,
-            cost_dollars=dollars(self.read_units, self.write_units, self.prices),
-            windows_closed=len(self.closed),
-            windows_planned=len(self.plan.windows),
+        if failed and self.abort_reason is None:
+            self.abort_reason = "the window closer failed (see the log)"
+        self.finished = True
+        self.on_done(
+            {
+                "worker_index": self.worker_index,
+                "sent": self.sent,
+                "read_units": self.read_units,
+                "write_units": self.write_units,
+                "abort_reason": self.abort_reason,
+                "windows_closed": len(self.closed),
+            }
         )
-        self.out.write("\n" + format_window_table(self.closed) + "\n")
-        if self.abort_reason:
-            self.out.write(f"\nrun stopped early: {self.abort_reason}\n")
-        for failure in failures:
-            self.out.write(f"SLO failed: {failure}\n")
-        self.out.flush()
-        self.on_finished(code)
+
+
+@dataclass(frozen=True)
+class ClosedWindow:
+    """What this process keeps of a window it has reported (live views read it)."""
+
+    index: int
+    saturation: Saturation
 
 
 def _api_name(client: Any, method_name: str) -> str:

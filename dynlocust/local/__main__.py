@@ -99,6 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import signal
 
     import gevent
+    from gevent.event import Event
 
     from dynlocust.local.server import LocalServer, build_capacity
 
@@ -111,11 +112,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     url = f"http://{host}:{port}"
     if args.ready_file:
         tmp = args.ready_file + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(url)
-        os.replace(tmp, args.ready_file)
+        try:
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(url)
+            os.replace(tmp, args.ready_file)  # atomic: a reader never sees half a URL
+        except OSError as exc:
+            server.stop()
+            print(
+                f"dynlocust local: error: cannot write --ready-file {args.ready_file}: {exc.strerror}", file=sys.stderr
+            )
+            return 2
     print(f"dynlocust local endpoint listening on {url}", flush=True)
-    stop = gevent.event.Event()
+    stop = Event()
     gevent.signal_handler(signal.SIGINT, stop.set)
     gevent.signal_handler(signal.SIGTERM, stop.set)
     stop.wait()

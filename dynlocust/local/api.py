@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from dynlocust.errors import ConfigurationError
 from dynlocust.local import errors
 from dynlocust.local.config import LocalConfig
@@ -43,6 +45,8 @@ PTEE_TX = (
     "The level of configured provisioned throughput for the table was exceeded. "
     "Consider increasing your provisioning level with the UpdateTable API."
 )
+TRANSACTION_LIMIT = 4 * 1024 * 1024
+TOKEN_TTL = 600.0
 DEFAULT_WARM = {"ReadUnitsPerSecond": 12000, "WriteUnitsPerSecond": 4000}
 
 
@@ -59,7 +63,6 @@ class Ctx:
 
     tables: list[str] = field(default_factory=list)
     unprocessed: int = 0
-    throttled_items: int = 0
 
 
 def throttle_error(th: Any) -> ServiceError:
@@ -172,10 +175,192 @@ class WritePlan:
     size_new: int
 
 
-def _legacy(req: dict[str, Any], *names: str) -> None:
-    for n in names:
-        if n in req:
-            raise errors.validation(f"The legacy parameter {n} is not supported by the dynlocust local endpoint")
+def _check_number(text: Any) -> None:
+    """A number the service would store: parseable, finite, at most 38 significant digits, within range."""
+    if not isinstance(text, str):
+        raise errors.serialization("NUMBER_VALUE cannot be converted to String")
+    d = comparable({"N": text}, "N")
+    if d == 0:
+        return
+    digits = d.as_tuple().digits
+    significant = "".join(map(str, digits)).strip("0")
+    if len(significant) > 38:
+        raise errors.validation("Attempting to store more than 38 significant digits in a Number")
+    adjusted = d.adjusted()
+    if adjusted > 125:
+        raise errors.validation(
+            "Number overflow. Attempting to store a number with magnitude larger than supported range"
+        )
+    if adjusted < -130:
+        raise errors.validation(
+            "Number underflow. Attempting to store a number with magnitude smaller than supported range"
+        )
+
+
+def _in_range(rows: Iterator[tuple[Any, Item]], kc: Any, range_attr: str | None) -> Iterator[Item]:
+    """Items of a partition that satisfy the range condition.
+
+    Every range condition (=, <, <=, >, >=, BETWEEN, begins_with) selects one contiguous run of the sort order,
+    so the walk stops at the first miss after a hit instead of reading the rest of the partition.
+    """
+    if range_attr is None:
+        for _, item in rows:
+            yield item
+        return
+    hit = False
+    for _, item in rows:
+        if kc.matches_range(item.get(range_attr)):
+            hit = True
+            yield item
+        elif hit:
+            return
+
+
+_LEGACY_OPS = {
+    "EQ": "{a} = {v0}",
+    "NE": "{a} <> {v0}",
+    "LE": "{a} <= {v0}",
+    "LT": "{a} < {v0}",
+    "GE": "{a} >= {v0}",
+    "GT": "{a} > {v0}",
+    "NOT_NULL": "attribute_exists({a})",
+    "NULL": "attribute_not_exists({a})",
+    "CONTAINS": "contains({a}, {v0})",
+    "NOT_CONTAINS": "NOT contains({a}, {v0})",
+    "BEGINS_WITH": "begins_with({a}, {v0})",
+    "IN": "{a} IN ({vs})",
+    "BETWEEN": "{a} BETWEEN {v0} AND {v1}",
+}
+_LEGACY_PARAMS = {
+    "Expected": "ConditionExpression",
+    "KeyConditions": "KeyConditionExpression",
+    "QueryFilter": "FilterExpression",
+    "ScanFilter": "FilterExpression",
+    "AttributeUpdates": "UpdateExpression",
+}
+
+
+class _Legacy:
+    """Rewrites the pre-expression parameters into expressions, so one evaluator serves both."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, str] = {}
+        self.values: dict[str, Any] = {}
+
+    def name(self, attr: str) -> str:
+        key = f"#legacy{len(self.names)}"
+        self.names[key] = attr
+        return key
+
+    def value(self, av: Any) -> str:
+        key = f":legacy{len(self.values)}"
+        self.values[key] = av
+        return key
+
+    def conditions(self, conds: Any, joiner: str, parens: bool = True) -> str:
+        parts = []
+        for attr, c in (conds or {}).items():
+            a = self.name(attr)
+            if "ComparisonOperator" in c:
+                op = c["ComparisonOperator"]
+                tmpl = _LEGACY_OPS.get(op)
+                if tmpl is None:
+                    raise errors.validation(f"Unsupported operator on ExpectedAttributeValue: {op}")
+                vals = [self.value(v) for v in c.get("AttributeValueList") or []]
+                need = {"NULL": 0, "NOT_NULL": 0, "BETWEEN": 2}.get(op, 1)
+                if (op != "IN" and len(vals) != need) or (op == "IN" and not vals):
+                    raise errors.validation(
+                        f"One or more parameter values were invalid: Invalid number of argument(s) for the {op} "
+                        "ComparisonOperator"
+                    )
+                parts.append(
+                    tmpl.format(
+                        a=a, v0=vals[0] if vals else "", v1=vals[1] if len(vals) > 1 else "", vs=", ".join(vals)
+                    )
+                )
+            elif c.get("Exists") is False:
+                if "Value" in c:
+                    raise errors.validation(
+                        "One or more parameter values were invalid: Value cannot be used when Exists is false "
+                        f"for Attribute: {attr}"
+                    )
+                parts.append(f"attribute_not_exists({a})")
+            elif "Value" in c:
+                parts.append(f"{a} = {self.value(c['Value'])}")
+            else:
+                raise errors.validation(
+                    "One or more parameter values were invalid: Value must be provided when Exists is true "
+                    f"for Attribute: {attr}"
+                )
+        return f" {joiner} ".join(f"({p})" if parens else p for p in parts)
+
+    def updates(self, updates: Any) -> str:
+        sets, removes, adds, deletes = [], [], [], []
+        for attr, u in (updates or {}).items():
+            a = self.name(attr)
+            action = u.get("Action", "PUT")
+            if action == "PUT":
+                sets.append(f"{a} = {self.value(u['Value'])}")
+            elif action == "ADD":
+                adds.append(f"{a} {self.value(u['Value'])}")
+            elif action == "DELETE" and "Value" in u:
+                deletes.append(f"{a} {self.value(u['Value'])}")
+            elif action == "DELETE":
+                removes.append(a)
+            else:
+                raise errors.validation(f"Unknown AttributeAction: {action}")
+        clauses = [
+            f"{kw} {', '.join(items)}"
+            for kw, items in (("SET", sets), ("REMOVE", removes), ("ADD", adds), ("DELETE", deletes))
+            if items
+        ]
+        return " ".join(clauses)
+
+
+def _legacy(req: dict[str, Any], *names: str) -> dict[str, Any]:
+    """`req` with its legacy parameters (Expected, KeyConditions, ...) rewritten as expressions."""
+    present = [n for n in names if n in req and n != "ConditionalOperator"]
+    if not present:
+        return req
+    expr_params = [
+        k
+        for k in (
+            "ConditionExpression",
+            "KeyConditionExpression",
+            "FilterExpression",
+            "UpdateExpression",
+            "ProjectionExpression",
+            "ExpressionAttributeNames",
+            "ExpressionAttributeValues",
+        )
+        if k in req
+    ]
+    if expr_params:
+        raise errors.validation(
+            "Can not use both expression and non-expression parameters in the same request: Non-expression "
+            f"parameters: {{{', '.join(present)}}} Expression parameters: {{{', '.join(expr_params)}}}"
+        )
+    out = dict(req)
+    lg = _Legacy()
+    joiner = req.get("ConditionalOperator", "AND")
+    if joiner not in ("AND", "OR"):
+        raise errors.validation(f"Unknown ConditionalOperator: {joiner}")
+    for n in present:
+        text = (
+            lg.updates(out.pop(n))
+            if n == "AttributeUpdates"
+            else lg.conditions(out.pop(n), "AND", parens=False)
+            if n == "KeyConditions"
+            else lg.conditions(out.pop(n), joiner)
+        )
+        if text:
+            out[_LEGACY_PARAMS[n]] = text
+    out.pop("ConditionalOperator", None)
+    if lg.names:
+        out["ExpressionAttributeNames"] = lg.names
+    if lg.values:
+        out["ExpressionAttributeValues"] = lg.values
+    return out
 
 
 class Backend:
@@ -197,6 +382,7 @@ class Backend:
             "ListTagsOfResource": self.list_tags,
             "DescribeEndpoints": self.describe_endpoints,
             "DescribeTimeToLive": self.describe_ttl,
+            "DescribeLimits": self.describe_limits,
             "UpdateTimeToLive": self.update_ttl,
             "PutItem": self.put_item,
             "GetItem": self.get_item,
@@ -210,6 +396,7 @@ class Backend:
             "TransactGetItems": self.transact_get,
         }
         self._ttl: dict[str, dict[str, Any]] = {}
+        self._tokens: dict[str, tuple[bytes, float]] = {}  # ClientRequestToken -> (request, expiry)
 
     # ------------------------------------------------------------------ helpers
     def table_arn(self, name: str) -> str:
@@ -272,8 +459,11 @@ class Backend:
                     raise errors.validation(
                         f"One or more parameter values were invalid: Input collection {v} contains duplicates."
                     )
+                if kind == "NS":
+                    for n in v:
+                        _check_number(n)
             elif kind == "N":
-                comparable(av, "N")
+                _check_number(v)
             elif kind == "M":
                 for k, e in v.items():
                     Backend._check_av(e, k)
@@ -337,10 +527,6 @@ class Backend:
             )
         return comparable(hav, k.hash_type), sk, str(hav[k.hash_type])
 
-    @staticmethod
-    def _key_of(t: Table, item: Item) -> Item:
-        return {n: item[n] for n in t.key.names()}
-
     def _plan(self, t: Table, hk: Any, sk: Any, partition: str, old: Item | None, new: Item | None) -> WritePlan:
         size_old = item_size(old)
         size_new = item_size(new)
@@ -391,6 +577,14 @@ class Backend:
                 return th
         units = plan.table_units + sum(plan.lsi_units.values())
         return cap.charge(name, None, "write", units * factor, plan.partition)
+
+    def _condition_failed(self, t: Table, old: Item | None, partition: str, on_fail: bool) -> ServiceError:
+        """The error for a failed condition; the service still charges the write units of the item read."""
+        if self.capacity is not None:
+            th = self.capacity.charge(t.name, None, "write", write_units(item_size(old)), partition)
+            if th is not None:
+                return throttle_error(th)
+        return errors.conditional_failed(old if on_fail else None)
 
     def _charge_read(self, t: Table, index: str | None, units: float, partition: str) -> Any:
         if self.capacity is None:
@@ -861,6 +1055,15 @@ class Backend:
     def describe_endpoints(self, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
         return {"Endpoints": [{"Address": f"{self.config.host}:{self.config.port}", "CachePeriodInMinutes": 1440}]}
 
+    def describe_limits(self, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
+        """The default account and table quotas (40,000 read and write units per table)."""
+        return {
+            "AccountMaxReadCapacityUnits": 80000,
+            "AccountMaxWriteCapacityUnits": 80000,
+            "TableMaxReadCapacityUnits": 40000,
+            "TableMaxWriteCapacityUnits": 40000,
+        }
+
     def describe_ttl(self, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
         t = self._any_table(req.get("TableName"), ctx)
         return {"TimeToLiveDescription": self._ttl.get(t.name, {"TimeToLiveStatus": "DISABLED"})}
@@ -878,9 +1081,9 @@ class Backend:
 
     # ------------------------------------------------------------------ single-item data plane
     def put_item(self, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
-        _legacy(req, "Expected", "ConditionalOperator")
+        req = _legacy(req, "Expected", "ConditionalOperator")
         t = self._table(req, ctx)
-        item = req.get("Item")
+        item: Item = req.get("Item")  # type: ignore[assignment]  # checked on the next line
         self._check_item(item)
         rv = self._return_values(req, ("NONE", "ALL_OLD"))
         rcc = self._rcc(req)
@@ -891,7 +1094,7 @@ class Backend:
         hk, sk, part = self._item_key(t, item)
         old = t.base.get(hk, sk)
         if cond is not None and not cond.evaluate(old):
-            raise errors.conditional_failed(old if on_fail else None)
+            raise self._condition_failed(t, old, part, on_fail)
         plan = self._plan(t, hk, sk, part, old, item)
         th = self._charge_write(plan)
         if th is not None:
@@ -907,7 +1110,7 @@ class Backend:
         return out
 
     def delete_item(self, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
-        _legacy(req, "Expected", "ConditionalOperator")
+        req = _legacy(req, "Expected", "ConditionalOperator")
         t = self._table(req, ctx)
         rv = self._return_values(req, ("NONE", "ALL_OLD"))
         rcc = self._rcc(req)
@@ -918,7 +1121,7 @@ class Backend:
         hk, sk, part = self._key(t, req.get("Key"))
         old = t.base.get(hk, sk)
         if cond is not None and not cond.evaluate(old):
-            raise errors.conditional_failed(old if on_fail else None)
+            raise self._condition_failed(t, old, part, on_fail)
         plan = self._plan(t, hk, sk, part, old, None)
         th = self._charge_write(plan)
         if th is not None:
@@ -952,7 +1155,7 @@ class Backend:
             raise errors.validation(str(exc)) from exc
 
     def update_item(self, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
-        _legacy(req, "Expected", "ConditionalOperator", "AttributeUpdates")
+        req = _legacy(req, "Expected", "ConditionalOperator", "AttributeUpdates")
         t = self._table(req, ctx)
         rv = self._return_values(req, ("NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATED_NEW"))
         rcc = self._rcc(req)
@@ -961,12 +1164,12 @@ class Backend:
         update = ex.update(req.get("UpdateExpression"))
         cond = ex.condition(req.get("ConditionExpression"))
         ex.finish()
-        key = req.get("Key")
+        key: Item = req.get("Key")  # type: ignore[assignment]  # checked by _key
         hk, sk, part = self._key(t, key)
         self._check_item(key)
         old = t.base.get(hk, sk)
         if cond is not None and not cond.evaluate(old):
-            raise errors.conditional_failed(old if on_fail else None)
+            raise self._condition_failed(t, old, part, on_fail)
         new = self._updated(t, key, old, update)
         plan = self._plan(t, hk, sk, part, old, new)
         th = self._charge_write(plan)
@@ -1051,7 +1254,7 @@ class Backend:
             raise errors.validation("SPECIFIC_ATTRIBUTES selection requires a ProjectionExpression or AttributesToGet")
         if select == "ALL_PROJECTED_ATTRIBUTES" and idx is None:
             raise errors.validation("ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName")
-        if select == "ALL_ATTRIBUTES" and idx is not None and idx.projection_type != "ALL":
+        if select == "ALL_ATTRIBUTES" and idx is not None and idx.kind == "GSI" and idx.projection_type != "ALL":
             raise errors.validation(
                 "One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for "
                 f"global secondary index {idx.name} because its projection type is not ALL"
@@ -1093,11 +1296,11 @@ class Backend:
         t: Table,
         idx: Index | None,
         rows: Iterator[Item],
-        key_ok: Callable[[Item], bool] | None,
         filt: Any,
         project: Callable[[Item], Item] | None,
         select: str,
-    ) -> tuple[dict[str, Any], int]:
+    ) -> tuple[dict[str, Any], int, Item | None]:
+        """One page: (response fields, bytes read, first item read)."""
         limit = req.get("Limit")
         if limit is not None and (not isinstance(limit, int) or limit < 1):
             raise errors.validation(
@@ -1109,17 +1312,20 @@ class Backend:
         size = 0
         last: Item | None = None
         prev: Item | None = None
+        first: Item | None = None
         count_only = select == "COUNT"
+        # an LSI query may ask for attributes outside the projection: the service fetches them from the table
+        fetch_full = idx is None or (idx.kind == "LSI" and (select == "ALL_ATTRIBUTES" or project is not None))
         for raw in rows:
-            if key_ok is not None and not key_ok(raw):
-                continue
-            view = idx.project(raw, t.key) if idx is not None else raw
+            view = raw if fetch_full or idx is None else idx.project(raw, t.key)
             sz = item_size(view)
             if prev is not None and size + sz > PAGE_LIMIT:
                 last = self._last_key(t, idx, prev)
                 break
             scanned += 1
             size += sz
+            if prev is None:
+                first = raw
             prev = raw
             if filt is None or filt.evaluate(view):
                 if not count_only:
@@ -1136,10 +1342,10 @@ class Backend:
         out["ScannedCount"] = scanned
         if last is not None:
             out["LastEvaluatedKey"] = last
-        return out, size
+        return out, size, first
 
     def query(self, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
-        _legacy(req, "KeyConditions", "QueryFilter", "ConditionalOperator")
+        req = _legacy(req, "KeyConditions", "QueryFilter", "ConditionalOperator")
         t = self._table(req, ctx)
         rcc = self._rcc(req)
         idx, coll, key = self._read_target(req, t)
@@ -1169,12 +1375,8 @@ class Backend:
                 raise errors.validation(
                     "The provided starting key is invalid: The provided key element does not match the schema"
                 )
-        rows = (it for _, it in coll.query(hk, forward, start))
-        key_ok = None
-        if key.range_attr is not None:
-            ra = key.range_attr
-            key_ok = lambda it: kc.matches_range(it.get(ra))  # noqa: E731
-        out, size = self._page(req, t, idx, rows, key_ok, filt, project, select)
+        rows = _in_range(coll.query(hk, forward, start), kc, key.range_attr)
+        out, size, _first = self._page(req, t, idx, rows, filt, project, select)
         consistent = bool(req.get("ConsistentRead", False))
         units = read_units(size, consistent)
         th = self._charge_read(
@@ -1198,10 +1400,10 @@ class Backend:
         return c
 
     def scan(self, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
-        _legacy(req, "ScanFilter", "ConditionalOperator")
+        req = _legacy(req, "ScanFilter", "ConditionalOperator")
         t = self._table(req, ctx)
         rcc = self._rcc(req)
-        idx, coll, _key = self._read_target(req, t)
+        idx, coll, key = self._read_target(req, t)
         ex = Exprs(req)
         filt = ex.condition(req.get("FilterExpression"))
         project = self._projector(req, ex)
@@ -1232,10 +1434,12 @@ class Backend:
         if esk is not None:
             start = self._start(t, idx, esk)
         rows = (it for _, _, it in coll.scan(segment or 0, total or 1, start))
-        out, size = self._page(req, t, idx, rows, None, filt, project, select)
+        out, size, first = self._page(req, t, idx, rows, filt, project, select)
         consistent = bool(req.get("ConsistentRead", False))
         units = read_units(size, consistent)
-        th = self._charge_read(t, idx.name if idx is not None and idx.kind == "GSI" else None, units, "")
+        # a scan page walks partitions in token order: charge it to the partition it started in
+        part = "" if first is None else str(next(iter(first[key.hash_attr].values())))
+        th = self._charge_read(t, idx.name if idx is not None and idx.kind == "GSI" else None, units, part)
         if th is not None:
             raise throttle_error(th)
         if rcc:
@@ -1380,9 +1584,34 @@ class Backend:
                 "1 validation error detected at 'transactItems' failed to satisfy constraint: "
                 "Member must have length less than or equal to 100"
             )
+        token = req.get("ClientRequestToken")
+        fingerprint = b""
+        if token is not None:
+            fingerprint = orjson.dumps(actions, option=orjson.OPT_SORT_KEYS)
+            now = self.clock()
+            self._tokens = (
+                {k: v for k, v in self._tokens.items() if v[1] > now} if len(self._tokens) > 1000 else self._tokens
+            )
+            seen_token = self._tokens.get(token)
+            if seen_token is not None and seen_token[1] > now:
+                if seen_token[0] != fingerprint:
+                    raise ServiceError(
+                        "IdempotentParameterMismatchException",
+                        "Specified idempotent token was used with different request parameters",
+                    )
+                for action in actions:
+                    if isinstance(action, dict) and action:
+                        name = next(iter(action.values())).get("TableName")
+                        if isinstance(name, str) and not ctx.tables:
+                            ctx.tables.append(name)
+                return {}
+        total_size = sum(
+            item_size(a["Put"].get("Item")) for a in actions if isinstance(a, dict) and isinstance(a.get("Put"), dict)
+        )
+        if total_size > TRANSACTION_LIMIT:
+            raise errors.validation("Transaction request cannot be larger than 4 MB")
         reasons: list[dict[str, Any]] = []
         plans: list[WritePlan | None] = []
-        tables: list[Table] = []
         seen: set[tuple[str, Any, Any]] = set()
         prepared = []
         for action in actions:
@@ -1414,7 +1643,6 @@ class Backend:
         failed = False
         for kind, body, t, cond, update, on_fail, hk, sk, part in prepared:
             old = t.base.get(hk, sk)
-            tables.append(t)
             if cond is not None and not cond.evaluate(old):
                 r: dict[str, Any] = {"Code": "ConditionalCheckFailed", "Message": "The conditional request failed"}
                 if on_fail and old:
@@ -1464,6 +1692,8 @@ class Backend:
                 t = prepared[i][2]
                 old = t.base.get(prepared[i][6], prepared[i][7])
                 consumed.setdefault(t.name, Consumed(t.name, "write")).add_table(2.0 * write_units(item_size(old)))
+        if token is not None:
+            self._tokens[token] = (fingerprint, self.clock() + TOKEN_TTL)
         out: dict[str, Any] = {}
         if rcc:
             out["ConsumedCapacity"] = [c.render(rcc) for c in consumed.values()]

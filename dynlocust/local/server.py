@@ -51,7 +51,9 @@ class Stats:
     """The server's own request counts, so tests can reconcile what clients counted with what was served.
 
     Each DynamoDB request is counted exactly once: under the first table it names (in request order; for
-    batches and transactions the first table of RequestItems/TransactItems) or under "-" when it names none.
+    batches and transactions the first table of RequestItems/TransactItems) or under "-" when it names none
+    (ListTables, unknown operations, rejected signatures). Batch items left unprocessed are added to that same
+    entry's `unprocessed_items`. Requests to /_dynlocust/* are not counted.
     """
 
     def __init__(self) -> None:
@@ -197,7 +199,13 @@ class LocalServer:
                 if "chunked" in headers.get("transfer-encoding", "").lower():
                     sock.sendall(self._response(400, b"chunked transfer encoding is not supported", "text/plain"))
                     return
-                length = int(headers.get("content-length", "0") or 0)
+                try:
+                    length = int(headers.get("content-length", "0") or 0)
+                except ValueError:
+                    length = -1
+                if length < 0:
+                    sock.sendall(self._response(400, b"invalid Content-Length", "text/plain"))
+                    return
                 if length > MAX_BODY:
                     sock.sendall(self._response(413, b""))
                     return

@@ -99,15 +99,17 @@ class Collection:
         p = self.parts.get(hk)
         if p is None:
             return
-        keys = p.keys
+        # indexes, not slices: a page reads a few items of what may be a very large partition; the caller does
+        # not write while it iterates (one request at a time)
+        keys, items = p.keys, p.items
         if forward:
-            i = 0 if start is None else bisect_right(keys, start)
-            for sk in keys[i:]:
-                yield sk, p.items[sk]
+            for i in range(0 if start is None else bisect_right(keys, start), len(keys)):
+                sk = keys[i]
+                yield sk, items[sk]
         else:
-            i = len(keys) if start is None else bisect_left(keys, start)
-            for sk in reversed(keys[:i]):
-                yield sk, p.items[sk]
+            for i in range((len(keys) if start is None else bisect_left(keys, start)) - 1, -1, -1):
+                sk = keys[i]
+                yield sk, items[sk]
 
     def scan(
         self, segment: int = 0, total: int = 1, start: tuple[Any, Any] | None = None
@@ -125,8 +127,8 @@ class Collection:
             i = bisect_left(order, (tok, shk))
             if i < len(order) and order[i][1] != shk:
                 first_sk = None
-        # snapshot: writes during the walk must not break iteration
-        for tok, hk in order[i:]:
+        for n in range(i, len(order)):
+            tok, hk = order[n]
             if tok >= hi_tok:
                 break
             p = self.parts.get(hk)
@@ -137,10 +139,9 @@ class Collection:
             if first_sk is not None:
                 j = bisect_right(keys, first_sk)
                 first_sk = None
-            for sk in keys[j:]:
-                item = p.items.get(sk)
-                if item is not None:
-                    yield hk, sk, item
+            for m in range(j, len(keys)):
+                sk = keys[m]
+                yield hk, sk, p.items[sk]
 
 
 @dataclass

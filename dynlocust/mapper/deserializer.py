@@ -46,7 +46,8 @@ def _build(
         if tag == "BS":
             return set(map(binary, v))
         raise DeserializationError(
-            f"Dynamodb type {tag} is not supported: expected one of S, N, B, SS, NS, BS, M, L, NULL, BOOL"
+            f"Dynamodb type {tag} is not supported: expected one of S, N, B, SS, NS, BS, M, L, NULL, BOOL, "
+            f"found {tag!r}"
         )
 
     def deserialize(av: Mapping[str, Any]) -> Any:

@@ -106,7 +106,7 @@ def check_number(value: int | Decimal) -> str:
     if not number.is_finite():
         raise NumberNotFiniteError(f"Infinity and NaN not supported: expected a finite number, found {value!r}")
     if number:
-        magnitude = abs(number)
+        magnitude = number.copy_abs()  # abs() would round to the thread context (28 digits)
         if magnitude > LARGEST:
             raise NumberOverflowError(_number_message(value, "above the largest magnitude"))
         if magnitude < SMALLEST:
@@ -134,40 +134,10 @@ def _build(
 ) -> tuple[Callable[[Any], AttributeValue], Callable[[Mapping[str, Any]], dict[str, AttributeValue]]]:
     """Make `(serialize, serialize_item)`: recursive for speed, falling back to an explicit stack when too deep."""
     number = check_number if validate_numbers else _unchecked_number
-    int_bound = _INT_BOUND
     # Inside containers, str/Decimal/int are serialized inline (no call); these make the checks vanish when off.
     low, high = (-_INT_BOUND, _INT_BOUND) if validate_numbers else (-math.inf, math.inf)
     unchecked = not validate_numbers
     max_len = MAX_DIGITS
-
-    def serialize_set(value: Set[Any]) -> AttributeValue:
-        items = list(value)
-        if not items:
-            raise EmptySetError(f"expected a non-empty set (DynamoDB has no empty sets), found {value!r}")
-        first = type(items[0])
-        if first is str:
-            try:
-                "".join(items)  # all strings? checked at C speed
-            except TypeError:
-                return _slow_set(value)
-            return {"SS": items}
-        if first is Decimal or first is int:
-            numbers = []
-            append = numbers.append
-            for n in items:
-                t = type(n)
-                if t is int:
-                    append(str(n) if low < n < high else number(n))
-                elif t is Decimal:
-                    text = str(n)
-                    if unchecked or (len(text) <= max_len and "E" not in text and text[-1] <= "9"):
-                        append(text)
-                    else:
-                        append(number(n))
-                else:
-                    return _slow_set(value)
-            return {"NS": numbers}
-        return _slow_set(value)
 
     def _slow_set(value: Set[Any]) -> AttributeValue:
         # boto3's order: a set of numbers, else of strings, else of binaries; bool counts as a number there.
@@ -199,60 +169,107 @@ def _build(
             return _slow_set(value)
         raise _unsupported(value)
 
-    def serialize(value: Any) -> AttributeValue:
+    def other(value: Any) -> AttributeValue:
+        """Everything but an exact str, Decimal or int (those are handled inline by every caller)."""
         t = type(value)
-        if t is str:
-            return {"S": value}
-        if t is Decimal:
-            text = str(value)
-            if validate_numbers and (len(text) > MAX_DIGITS or "E" in text or text[-1] > "9"):
-                text = number(value)
-            return {"N": text}
-        if t is int:
-            if validate_numbers and not -int_bound < value < int_bound:
-                return {"N": number(value)}
-            return {"N": str(value)}
         if t is dict:
-            return {
-                "M": {
-                    k: {"S": v}
-                    if (vt := type(v)) is str
-                    else {"N": vs}
-                    if vt is Decimal
-                    and ((len(vs := str(v)) <= max_len and "E" not in vs and vs[-1] <= "9") or unchecked)
-                    else {"N": str(v)}
-                    if vt is int and low < v < high
-                    else serialize(v)
-                    for k, v in value.items()
-                }
-            }
+            # Explicit loops, not comprehensions: no frame per container, and str/Decimal/int need no call.
+            members = {}
+            for k, v in value.items():
+                vt = type(v)
+                if vt is str:
+                    members[k] = {"S": v}
+                elif vt is Decimal:
+                    text = str(v)
+                    if unchecked or (len(text) <= max_len and "E" not in text and text[-1] <= "9"):
+                        members[k] = {"N": text}
+                    else:
+                        members[k] = {"N": number(v)}
+                elif vt is int and low < v < high:
+                    members[k] = {"N": str(v)}
+                elif vt is bool:
+                    members[k] = {"BOOL": v}
+                elif v is None:
+                    members[k] = {"NULL": True}
+                else:
+                    members[k] = other(v)
+            return {"M": members}
         if t is list:
-            return {
-                "L": [
-                    {"S": v}
-                    if (vt := type(v)) is str
-                    else {"N": vs}
-                    if vt is Decimal
-                    and ((len(vs := str(v)) <= max_len and "E" not in vs and vs[-1] <= "9") or unchecked)
-                    else {"N": str(v)}
-                    if vt is int and low < v < high
-                    else serialize(v)
-                    for v in value
-                ]
-            }
+            elements = []
+            append = elements.append
+            for v in value:
+                vt = type(v)
+                if vt is str:
+                    append({"S": v})
+                elif vt is Decimal:
+                    text = str(v)
+                    if unchecked or (len(text) <= max_len and "E" not in text and text[-1] <= "9"):
+                        append({"N": text})
+                    else:
+                        append({"N": number(v)})
+                elif vt is int and low < v < high:
+                    append({"N": str(v)})
+                elif vt is bool:
+                    append({"BOOL": v})
+                elif v is None:
+                    append({"NULL": True})
+                else:
+                    append(other(v))
+            return {"L": elements}
+        if t is set or t is frozenset:
+            items = list(value)
+            if not items:
+                raise EmptySetError(f"expected a non-empty set (DynamoDB has no empty sets), found {value!r}")
+            first = type(items[0])
+            if first is str:
+                try:
+                    "".join(items)  # all strings? checked at C speed
+                except TypeError:
+                    return _slow_set(value)
+                return {"SS": items}
+            if first is Decimal or first is int:
+                numbers = []
+                append = numbers.append
+                for n in items:
+                    t = type(n)
+                    if t is int:
+                        append(str(n) if low < n < high else number(n))
+                    elif t is Decimal:
+                        text = str(n)
+                        if unchecked or (len(text) <= max_len and "E" not in text and text[-1] <= "9"):
+                            append(text)
+                        else:
+                            append(number(n))
+                    else:
+                        return _slow_set(value)
+                return {"NS": numbers}
+            return _slow_set(value)
         if t is bool:
             return {"BOOL": value}
         if value is None:
             return {"NULL": True}
         if t is bytes:
             return {"B": value}
-        if t is set or t is frozenset:
-            return serialize_set(value)
+        if t is int or t is Decimal:  # an int past the fast bounds: let the checks speak
+            return {"N": number(value)}
         if isinstance(value, Set) or not isinstance(value, Mapping | list | tuple):
             return scalar(value)
         if isinstance(value, Mapping):
-            return {"M": {k: serialize(v) for k, v in value.items()}}
-        return {"L": [serialize(v) for v in value]}
+            return {"M": {k: any_value(v) for k, v in value.items()}}
+        return {"L": [any_value(v) for v in value]}
+
+    def any_value(value: Any) -> AttributeValue:
+        t = type(value)
+        if t is str:
+            return {"S": value}
+        if t is Decimal:
+            text = str(value)
+            if unchecked or (len(text) <= max_len and "E" not in text and text[-1] <= "9"):
+                return {"N": text}
+            return {"N": number(value)}
+        if t is int and low < value < high:
+            return {"N": str(value)}
+        return other(value)
 
     def serialize_deep(root: Any) -> AttributeValue:
         """Same result as `serialize`, with an explicit stack instead of recursion."""
@@ -262,7 +279,7 @@ def _build(
         while stack:
             value, parent, slot = pop()
             if isinstance(value, Set) or not isinstance(value, Mapping | list | tuple):
-                parent[slot] = serialize(value)
+                parent[slot] = any_value(value)
             elif isinstance(value, Mapping):
                 members: dict[Any, Any] = {}
                 parent[slot] = {"M": members}
@@ -276,44 +293,32 @@ def _build(
                     push((v, elements, i))
         return holder[0]
 
-    def serialize_top(value: Any) -> AttributeValue:
-        # the hot scalars again, inline: saves a call on the commonest single values
-        t = type(value)
+    def serialize(value: Any) -> AttributeValue:
+        t = type(value)  # the hot scalars inline again: one call for the commonest single values
         if t is str:
             return {"S": value}
         if t is Decimal:
             text = str(value)
-            if validate_numbers and (len(text) > MAX_DIGITS or "E" in text or text[-1] > "9"):
-                text = number(value)
-            return {"N": text}
-        if t is int:
-            if validate_numbers and not -int_bound < value < int_bound:
-                return {"N": number(value)}
+            if unchecked or (len(text) <= max_len and "E" not in text and text[-1] <= "9"):
+                return {"N": text}
+            return {"N": number(value)}
+        if t is int and low < value < high:
             return {"N": str(value)}
         try:
-            return serialize(value)
+            return other(value)
         except RecursionError:
             return serialize_deep(value)
 
     def serialize_item(item: Mapping[str, Any]) -> dict[str, AttributeValue]:
         try:
-            return {
-                k: {"S": v}
-                if (vt := type(v)) is str
-                else {"N": vs}
-                if vt is Decimal and ((len(vs := str(v)) <= max_len and "E" not in vs and vs[-1] <= "9") or unchecked)
-                else {"N": str(v)}
-                if vt is int and low < v < high
-                else serialize(v)
-                for k, v in item.items()
-            }
+            return other(item)["M"] if type(item) is dict else {k: any_value(v) for k, v in item.items()}
         except RecursionError:
             return {k: serialize_deep(v) for k, v in item.items()}
         except MapperError as exc:
             _locate(exc, item, serialize_deep)
             raise
 
-    return serialize_top, serialize_item
+    return serialize, serialize_item
 
 
 def _is_number(value: Any) -> bool:

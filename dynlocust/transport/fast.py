@@ -19,6 +19,7 @@ endpoint, region, credentials and no retries.
 from __future__ import annotations
 
 import base64
+import contextlib
 import socket as _stdlib_socket
 import time
 import zlib
@@ -81,10 +82,8 @@ class _Connection:
         self.used = 0.0
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(OSError):
             self.sock.close()
-        except OSError:
-            pass
 
 
 class ConnectionPool:
@@ -211,15 +210,7 @@ class ConnectionPool:
             if length is not None:
                 need = int(length)
                 if len(rest) < need:
-                    chunks = [rest]
-                    have = len(rest)
-                    while have < need:
-                        chunk = sock.recv(max(need - have, RECV_SIZE))
-                        if not chunk:
-                            raise ConnectionClosedError(endpoint_url=url)
-                        chunks.append(chunk)
-                        have += len(chunk)
-                    rest = b"".join(chunks)
+                    rest = _read_exactly(sock, rest, need, url)
                 if len(rest) != need:
                     keep = False  # bytes past the body: the connection state is not ours to trust
                 body = rest[:need]
@@ -237,6 +228,22 @@ class ConnectionPool:
         except (OSError, ValueError, IndexError) as exc:  # reset, broken pipe, TLS EOF, garbled status line
             raise ConnectionClosedError(endpoint_url=url, error=exc) from exc
         return HTTPResponse(status, headers, body), keep
+
+
+def _read_exactly(sock: Any, start: bytes, need: int, url: str) -> bytes:
+    """Read into one preallocated buffer: a multi-megabyte Query page costs one copy, not one per recv."""
+    from botocore.exceptions import ConnectionClosedError
+
+    buffer = bytearray(need)
+    view = memoryview(buffer)
+    have = len(start)
+    view[:have] = start
+    while have < need:
+        got = sock.recv_into(view[have:])
+        if not got:
+            raise ConnectionClosedError(endpoint_url=url)
+        have += got
+    return bytes(buffer)
 
 
 def _read_chunked(sock: Any, buf: bytes, url: str) -> tuple[bytes, bool]:
@@ -258,10 +265,7 @@ def _read_chunked(sock: Any, buf: bytes, url: str) -> tuple[bytes, bool]:
         buf = buf[eol + 2 :]
         if size == 0:
             while (end := buf.find(b"\r\n")) != 0:  # trailers, then the blank line
-                if end < 0:
-                    buf = fill(buf, len(buf) + 1)
-                else:
-                    buf = buf[end + 2 :]
+                buf = fill(buf, len(buf) + 1) if end < 0 else buf[end + 2 :]
             return b"".join(parts), len(buf) == 2
         buf = fill(buf, size + 2)
         parts.append(buf[:size])
@@ -386,7 +390,9 @@ class FastDynamoDB:
         """The botocore client used for operations outside the data plane (built on first use)."""
         if self._botocore is None:
             if self._botocore_factory is None:
-                raise ConfigurationError("FastDynamoDB: expected a botocore factory for control-plane calls, found none")
+                raise ConfigurationError(
+                    "FastDynamoDB: expected a botocore factory for control-plane calls, found none"
+                )
             self._botocore = self._botocore_factory()
         return self._botocore
 
@@ -396,7 +402,10 @@ class FastDynamoDB:
         return getattr(self.botocore, name)
 
     def close(self) -> None:
+        """Close pooled connections (and the control-plane botocore client, if one was built)."""
         self._pool.close()
+        if self._botocore is not None:
+            self._botocore.close()
 
     def _method(self, op: _Operation) -> Callable[..., dict[str, Any]]:
         call = self._call
@@ -481,7 +490,9 @@ def _raise_param_error(op: _Operation, keys: Iterable[str]) -> None:
     raise ParamValidationError(report="\n".join(problems))
 
 
-def resolve_credentials(endpoint_url: str | None, credentials: tuple[str, ...] | None) -> tuple[Any, tuple[str, ...] | None]:
+def resolve_credentials(
+    endpoint_url: str | None, credentials: tuple[str, ...] | None
+) -> tuple[Any, tuple[str, ...] | None]:
     """Credentials as `make_client` picks them: given ones, else `local` for loopback, else the provider chain.
 
     Returns the botocore credentials object (or None) and the explicit key tuple when one was given or defaulted.

@@ -36,7 +36,9 @@ class FrozenCredentials(NamedTuple):
     token: str | None = None
 
     def __repr__(self) -> str:
-        return f"FrozenCredentials(access_key={self.access_key!r}, secret_key=***, token={'***' if self.token else None})"
+        return (
+            f"FrozenCredentials(access_key={self.access_key!r}, secret_key=***, token={'***' if self.token else None})"
+        )
 
 
 def host_header(endpoint_url: str) -> str:
@@ -83,7 +85,9 @@ class CredentialSource:
 
     def get(self) -> FrozenCredentials:
         frozen = self._frozen
-        if frozen is not None and (not self._refreshable or self._clock() - self._checked < CREDENTIALS_RECHECK_SECONDS):
+        if frozen is not None and (
+            not self._refreshable or self._clock() - self._checked < CREDENTIALS_RECHECK_SECONDS
+        ):
             return frozen
         if self._credentials is None:
             from botocore.exceptions import NoCredentialsError
@@ -161,7 +165,9 @@ class SigV4Signer:
         scope = day + self._scope_tail
         to_sign = f"{ALGORITHM}\n{amz_date}\n{scope}\n{_sha256(canonical.encode()).hexdigest()}"
         signature = _hmac_new(self.signing_key(creds.secret_key, day), to_sign.encode(), _sha256).hexdigest()
-        authorization = f"{ALGORITHM} Credential={creds.access_key}/{scope}, SignedHeaders={signed}, Signature={signature}"
+        authorization = (
+            f"{ALGORITHM} Credential={creds.access_key}/{scope}, SignedHeaders={signed}, Signature={signature}"
+        )
         headers = [("X-Amz-Date", amz_date), ("Authorization", authorization)]
         if token:
             headers.append(("X-Amz-Security-Token", token))

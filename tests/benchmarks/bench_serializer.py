@@ -1,10 +1,10 @@
 """Serializer/deserializer speed: dynlocust vs boto3 vs ddbcereal, side by side in one process.
 
 Run: `.venv/bin/python tests/benchmarks/bench_serializer.py [--rounds 7] [--seconds 0.2]`
-Prints per row the CPU time per call (process time: the box may be shared) of each library (best of N rounds, interleaved so drift hits all alike) and the
-ratios ddbcereal/dynlocust and boto3/dynlocust (above 1 = dynlocust faster), against the issue's targets:
-serializer rows >= 1.5x ddbcereal (1 KB item: 1.8x), 1 KB item deserialization >= 1.5x, single-value
-deserializer rows >= 1.2x. Exit code 0 always: this is a measurement, not a test.
+Prints per row the CPU time per call (process time: the box may be shared) of each library, best of N rounds
+interleaved so drift hits all alike, and the ratios ddbcereal/dynlocust and boto3/dynlocust (above 1 = dynlocust
+faster) against the issue's targets: serializer rows >= 1.5x ddbcereal (1 KB item: 1.8x), 1 KB item
+deserialization >= 1.5x, single-value deserializer rows >= 1.2x. Always exits 0: a measurement, not a test.
 """
 
 from __future__ import annotations

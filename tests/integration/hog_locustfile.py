@@ -9,7 +9,7 @@ from locust import events
 
 import gevent
 
-from dynlocust.locustfile import ScenarioUser
+from dynlocust.hooks import ScenarioUser
 
 __all__ = ["ScenarioUser"]
 

@@ -1,5 +1,6 @@
-"""A real Prometheus scrapes a real `dynlocust run`: counters rise, end equal to the run's own totals, and every
-dashboard panel's PromQL returns data."""
+"""A real Prometheus scrapes a real throttled run, standalone (`dynlocust run`) and as a fleet (master + 2 workers,
+the master serving the merged view): counters rise, end equal to the run's own totals, and every dashboard panel's
+PromQL returns data."""
 
 from __future__ import annotations
 
@@ -145,19 +146,54 @@ def dashboard_queries() -> list[tuple[str, str]]:
     return [(name, expr.replace("$__rate_interval", "5s").replace("$__interval", "2s")) for name, expr in queries]
 
 
+def run_standalone(scenario: Path, metrics_port: int, results_dir: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable, "-m", "dynlocust.cli", "run", str(scenario), "--metrics-port", str(metrics_port),
+            "--results-dir", str(results_dir), "--run-id", "prom-e2e", "--loglevel", "WARNING",
+        ],
+        cwd=scenario.parent, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+def run_fleet(scenario: Path, metrics_port: int, results_dir: Path) -> subprocess.CompletedProcess[str]:
+    """A master and two workers (`locust -f dynlocust/locustfile.py`); Prometheus scrapes only the master."""
+    master_port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    common = [sys.executable, "-m", "locust", "-f", str(ROOT / "dynlocust" / "locustfile.py")]
+    common += ["--scenario", str(scenario), "--loglevel", "WARNING"]
+    worker_args = ["--worker", "--master-host", "127.0.0.1", "--master-port", str(master_port)]
+    workers = [
+        subprocess.Popen([*common, *worker_args], cwd=scenario.parent, env=env, stdout=subprocess.DEVNULL)
+        for _ in range(2)
+    ]
+    try:
+        return subprocess.run(
+            [
+                *common, "--master", "--master-bind-host", "127.0.0.1", "--master-bind-port", str(master_port),
+                "--headless", "--expect-workers", "2", "-u", "10", "-r", "10", "--metrics-port", str(metrics_port),
+                "--results-dir", str(results_dir), "--run-id", "prom-e2e",
+            ],
+            cwd=scenario.parent, env=env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    finally:
+        for worker in workers:
+            try:
+                worker.wait(20)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+                worker.wait(5)
+
+
 @pytest.mark.slow
-def test_prometheus_scrapes_a_throttled_run(prometheus: tuple[Prometheus, int], tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["standalone", "fleet"])
+def test_prometheus_scrapes_a_throttled_run(prometheus: tuple[Prometheus, int], tmp_path: Path, mode: str) -> None:
     prom, metrics_port = prometheus
     scenario = tmp_path / "scenario.yaml"
     scenario.write_text(SCENARIO)
     started = time.time()
-    result = subprocess.run(
-        [
-            sys.executable, "-m", "dynlocust.cli", "run", str(scenario), "--metrics-port", str(metrics_port),
-            "--results-dir", str(tmp_path / "results"), "--run-id", "prom-e2e", "--loglevel", "WARNING",
-        ],
-        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    run = run_standalone if mode == "standalone" else run_fleet
+    result = run(scenario, metrics_port, tmp_path / "results")
     ended = time.time()
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     totals = run_totals(tmp_path / "results" / "prom-e2e" / "results.jsonl")
@@ -176,6 +212,9 @@ def test_prometheus_scrapes_a_throttled_run(prometheus: tuple[Prometheus, int], 
     assert prom.scalar(last.format("dynlocust_dropped_sends_total"), ended) == totals["dropped"]
     assert prom.scalar(last.format("dynlocust_consumed_capacity_units_total"), ended) == totals["units"]
     assert prom.scalar(last.format("dynlocust_estimated_cost_dollars_total"), ended) == pytest.approx(totals["cost"])
+    assert prom.scalar("max_over_time(dynlocust_workers[5m])", ended) == (2 if mode == "fleet" else 1)
+    bound = prom.get("/api/v1/series", **{"match[]": "dynlocust_client_bound", "start": started, "end": ended})
+    assert sorted(s["worker"] for s in bound) == (["0", "1"] if mode == "fleet" else ["0"])
     tables = prom.get("/api/v1/label/table/values", start=started, end=ended)
     assert tables == ["items"], "table labels must be the scenario's logical names"
 

@@ -108,3 +108,27 @@ def test_cli_prints_url_writes_ready_file_and_stops_on_sigterm(tmp_path: Path) -
         if proc.poll() is None:
             proc.kill()
         proc.wait()
+
+
+def test_signature_verification_in_a_child_process() -> None:
+    import boto3
+
+    from tests.integration.local.conftest import CONFIG
+
+    with LocalEndpoint(capacity=False, verify_signatures=True, credentials={"AKIDCHILD": "child-secret"}) as ep:
+
+        def client(secret: str) -> Any:
+            return boto3.client(
+                "dynamodb",
+                endpoint_url=ep.url,
+                config=CONFIG,
+                region_name="us-east-1",
+                aws_access_key_id="AKIDCHILD",
+                aws_secret_access_key=secret,
+            )
+
+        assert client("child-secret").list_tables()["TableNames"] == []
+        with pytest.raises(ClientError) as exc:
+            client("wrong").list_tables()
+        assert exc.value.response["Error"]["Code"] == "InvalidSignatureException"
+        assert "child-secret" not in repr(ep)

@@ -478,3 +478,138 @@ def test_expression_names_and_values_must_be_used(client: Any) -> None:
         "ValidationException",
         "ExpressionAttributeNames can only be specified when using expressions",
     )
+
+
+def test_transact_client_request_token_is_idempotent(client: Any) -> None:
+    create_table(client)
+    put(client, "a", 1, n={"N": "1"})
+    update = {
+        "Update": {
+            "TableName": "tab1",
+            "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}},
+            "UpdateExpression": "SET n = n + :one",
+            "ExpressionAttributeValues": {":one": {"N": "1"}},
+        }
+    }
+    for _ in range(2):
+        client.transact_write_items(TransactItems=[update], ClientRequestToken="tok-1")
+    item = client.get_item(TableName="tab1", Key={"pk": {"S": "a"}, "sk": {"N": "1"}})["Item"]
+    assert item["n"] == {"N": "2"}  # applied once
+    with pytest.raises(ClientError) as exc:
+        client.transact_write_items(
+            TransactItems=[{"Put": {"TableName": "tab1", "Item": {"pk": {"S": "z"}, "sk": {"N": "1"}}}}],
+            ClientRequestToken="tok-1",
+        )
+    assert error_of(exc)[1] == "IdempotentParameterMismatchException"
+
+
+def test_transaction_size_limit(client: Any) -> None:
+    create_table(client)
+    big = "x" * (390 * 1024)
+    actions = [
+        {"Put": {"TableName": "tab1", "Item": {"pk": {"S": f"p{i}"}, "sk": {"N": "1"}, "v": {"S": big}}}}
+        for i in range(11)
+    ]
+    with pytest.raises(ClientError) as exc:
+        client.transact_write_items(TransactItems=actions)
+    assert error_of(exc) == (400, "ValidationException", "Transaction request cannot be larger than 4 MB")
+
+
+def test_latency_model_still_answers(make_client: Any) -> None:
+    from dynlocust.local.embedded import serve_in_thread
+
+    ep = serve_in_thread(capacity=None, latency_model=True)
+    try:
+        c = make_client(ep)
+        create_table(c)
+        put(c, "a", 1)
+        assert c.get_item(TableName="tab1", Key={"pk": {"S": "a"}, "sk": {"N": "1"}})["Item"]["pk"] == {"S": "a"}
+        assert ep.stats()["requests_total"] == 3
+    finally:
+        ep.stop()
+
+
+def test_resource_control_plane_and_batch_get(resource: Any) -> None:
+    table = resource.create_table(
+        TableName="res1",
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    table.wait_until_exists(WaiterConfig={"Delay": 0.05, "MaxAttempts": 20})
+    assert table.table_status == "ACTIVE"
+    assert [t.name for t in resource.tables.all()] == ["res1"]
+    for i in range(3):
+        table.put_item(Item={"pk": f"k{i}", "n": i})
+    got = resource.batch_get_item(RequestItems={"res1": {"Keys": [{"pk": "k0"}, {"pk": "k2"}, {"pk": "zz"}]}})
+    assert sorted(it["n"] for it in got["Responses"]["res1"]) == [0, 2]
+    table.reload()
+    assert table.item_count == 3
+    table.delete()
+    assert list(resource.tables.all()) == []
+
+
+def test_lsi_fetches_unprojected_attributes_from_the_table(client: Any) -> None:
+    create_table(
+        client,
+        lsis=[
+            {
+                "IndexName": "by_l",
+                "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "l", "KeyType": "RANGE"}],
+                "Projection": {"ProjectionType": "KEYS_ONLY"},
+            }
+        ],
+        extra_attrs={"l": "S"},
+    )
+    put(client, "p", 1, l={"S": "a"}, extra={"S": "unprojected"})
+    args = {
+        "TableName": "tab1",
+        "IndexName": "by_l",
+        "KeyConditionExpression": "pk = :p",
+        "ExpressionAttributeValues": {":p": {"S": "p"}},
+    }
+    assert "extra" not in client.query(**args)["Items"][0]
+    assert client.query(**args, Select="ALL_ATTRIBUTES")["Items"][0]["extra"] == {"S": "unprojected"}
+    assert client.query(**args, ProjectionExpression="extra")["Items"] == [{"extra": {"S": "unprojected"}}]
+
+
+def test_legacy_parameters_are_rewritten_as_expressions(client: Any) -> None:
+    create_table(client)
+    for i in range(4):
+        put(client, "L", i, n={"N": str(i * 10)})
+    r = client.query(
+        TableName="tab1",
+        KeyConditions={
+            "pk": {"ComparisonOperator": "EQ", "AttributeValueList": [{"S": "L"}]},
+            "sk": {"ComparisonOperator": "BETWEEN", "AttributeValueList": [{"N": "1"}, {"N": "3"}]},
+        },
+        QueryFilter={"n": {"ComparisonOperator": "GE", "AttributeValueList": [{"N": "20"}]}},
+    )
+    assert [it["sk"]["N"] for it in r["Items"]] == ["2", "3"]
+    with pytest.raises(ClientError) as exc:
+        client.put_item(TableName="tab1", Item={"pk": {"S": "L"}, "sk": {"N": "0"}}, Expected={"pk": {"Exists": False}})
+    assert error_of(exc)[1] == "ConditionalCheckFailedException"
+    client.update_item(
+        TableName="tab1",
+        Key={"pk": {"S": "L"}, "sk": {"N": "0"}},
+        AttributeUpdates={"n": {"Action": "ADD", "Value": {"N": "5"}}, "x": {"Action": "PUT", "Value": {"S": "y"}}},
+        Expected={"n": {"Value": {"N": "0"}}},
+    )
+    item = client.get_item(TableName="tab1", Key={"pk": {"S": "L"}, "sk": {"N": "0"}}, AttributesToGet=["n", "x"])
+    assert item["Item"] == {"n": {"N": "5"}, "x": {"S": "y"}}
+    r = client.scan(
+        TableName="tab1",
+        ScanFilter={
+            "n": {"ComparisonOperator": "LT", "AttributeValueList": [{"N": "10"}]},
+            "x": {"ComparisonOperator": "NOT_NULL"},
+        },
+        ConditionalOperator="OR",
+    )
+    assert r["Count"] == 1
+    with pytest.raises(ClientError) as exc:
+        client.scan(
+            TableName="tab1",
+            ScanFilter={"x": {"ComparisonOperator": "NOT_NULL"}},
+            FilterExpression="attribute_exists(x)",
+        )
+    assert error_of(exc)[2].startswith("Can not use both expression and non-expression parameters")

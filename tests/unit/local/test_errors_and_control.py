@@ -371,3 +371,50 @@ def test_empty_string_in_gsi_key_is_rejected(client: Any) -> None:
         client.put_item(TableName="tab1", Item={**ITEM_KEY, "g": {"S": ""}})
     assert error_of(exc)[1] == "ValidationException"
     assert "IndexName: by_g, IndexKey: g" in error_of(exc)[2]
+
+
+def test_bad_content_length_gets_400_and_server_survives(endpoint: Any) -> None:
+    import socket
+
+    with socket.create_connection(("127.0.0.1", endpoint.port), timeout=10) as s:
+        s.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n")
+        assert s.recv(1024).startswith(b"HTTP/1.1 400")
+    with socket.create_connection(("127.0.0.1", endpoint.port), timeout=10) as s:
+        body = b"{}"
+        req = (
+            b"POST / HTTP/1.1\r\nHost: x\r\nX-Amz-Target: DynamoDB_20120810.ListTables\r\nContent-Length: 2\r\n\r\n"
+            + body
+        )
+        s.sendall(req + req)  # pipelined: two answers in order
+        data = b""
+        while data.count(b"HTTP/1.1 200") < 2:
+            chunk = s.recv(4096)
+            assert chunk
+            data += chunk
+    assert endpoint.stats()["requests_total"] == 2
+
+
+def test_limits_ttl_and_endpoints(client: Any, endpoint: Any) -> None:
+    assert client.describe_limits()["TableMaxWriteCapacityUnits"] == 40000
+    create_table(client)
+    assert client.describe_time_to_live(TableName="tab1")["TimeToLiveDescription"] == {"TimeToLiveStatus": "DISABLED"}
+    client.update_time_to_live(TableName="tab1", TimeToLiveSpecification={"Enabled": True, "AttributeName": "exp"})
+    ttl = client.describe_time_to_live(TableName="tab1")["TimeToLiveDescription"]
+    assert ttl == {"TimeToLiveStatus": "ENABLED", "AttributeName": "exp"}
+    assert client.describe_endpoints()["Endpoints"][0]["Address"] == f"127.0.0.1:{endpoint.port}"
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("1" * 39, "Attempting to store more than 38 significant digits in a Number"),
+        ("1E+126", "Number overflow. Attempting to store a number with magnitude larger than supported range"),
+        ("1E-131", "Number underflow. Attempting to store a number with magnitude smaller than supported range"),
+    ],
+)
+def test_number_limits(client: Any, value: str, message: str) -> None:
+    create_table(client)
+    with pytest.raises(ClientError) as exc:
+        client.put_item(TableName="tab1", Item={**ITEM_KEY, "n": {"N": value}})
+    assert error_of(exc) == (400, "ValidationException", message)
+    client.put_item(TableName="tab1", Item={**ITEM_KEY, "n": {"N": "1" * 38 + "0" * 80}})

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from dynlocust.local.__main__ import build_parser, config_from_args, main
@@ -51,3 +53,9 @@ def test_credentials_come_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
     cfg = config_from_args(build_parser().parse_args(["--verify-signatures"]))
     assert cfg.credentials == {"AK": "SK"}
     assert "SK" not in repr(cfg)
+
+
+def test_unwritable_ready_file_is_a_clean_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "missing-dir" / "ready"
+    assert main(["--port", "0", "--no-capacity", "--ready-file", str(bad)]) == 2
+    assert "cannot write --ready-file" in capsys.readouterr().err

@@ -181,3 +181,12 @@ def test_transact_get_throttle_uses_table_wording(tclient: Any, fake: FakeCapaci
 def test_transactional_units_are_doubled(tclient: Any, fake: FakeCapacity) -> None:
     tclient.transact_write_items(TransactItems=[{"Put": {"TableName": "tab1", "Item": item("a")}}])
     assert ("tab1", None, "write", 2.0, "a") in fake.charges
+
+
+def test_failed_condition_still_charges_the_table(tclient: Any, fake: FakeCapacity) -> None:
+    tclient.put_item(TableName="tab1", Item=item("a"))
+    fake.charges.clear()
+    with pytest.raises(ClientError) as exc:
+        tclient.put_item(TableName="tab1", Item=item("a"), ConditionExpression="attribute_not_exists(pk)")
+    assert error_of(exc)[1] == "ConditionalCheckFailedException"
+    assert fake.charges == [("tab1", None, "write", 1.0, "a")]

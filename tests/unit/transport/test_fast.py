@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import base64
 import json
+import shutil
+import subprocess
 import zlib
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import locust  # noqa: F401 - first, for gevent patching
@@ -18,10 +21,11 @@ from botocore.exceptions import (
     EndpointConnectionError,
     ParamValidationError,
     ReadTimeoutError,
+    SSLError,
 )
 from gevent.server import StreamServer
 
-from dynlocust.outcomes import classify
+from dynlocust.outcomes import CONNECTION, classify
 from dynlocust.transport.fast import FastDynamoDB, make_fast_client
 
 Reply = Callable[[dict[str, Any]], list[bytes] | None]
@@ -39,14 +43,14 @@ def http(status: int, body: bytes, *, crc: bool | int = True, extra: str = "", l
 class Canned:
     """Answers each request with `reply(request)`: a list of byte pieces sent with short pauses, or None to close."""
 
-    def __init__(self) -> None:
+    def __init__(self, **ssl_args: str) -> None:
         self.reply: Reply = lambda _req: [http(200, b"{}")]
         self.requests: list[dict[str, Any]] = []
         self.connections = 0
         self.close_after_reply = False
-        self.server = StreamServer(("127.0.0.1", 0), self._handle)
+        self.server = StreamServer(("127.0.0.1", 0), self._handle, **ssl_args)
         self.server.start()
-        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        self.url = f"{'https' if ssl_args else 'http'}://127.0.0.1:{self.server.server_port}"
 
     def _handle(self, sock: Any, _addr: Any) -> None:
         self.connections += 1
@@ -109,7 +113,9 @@ def test_request_is_one_signed_json_post(canned: Canned) -> None:
 
 
 def test_response_metadata_matches_botocore_shape(canned: Canned) -> None:
-    canned.reply = lambda _r: [http(200, b'{"Item": {"pk": {"S": "a"}}, "Unmodeled": 1}', extra="X-Dup: a\r\nx-dup: b\r\n")]
+    canned.reply = lambda _r: [
+        http(200, b'{"Item": {"pk": {"S": "a"}}, "Unmodeled": 1}', extra="X-Dup: a\r\nx-dup: b\r\n")
+    ]
     response = client(canned.url).get_item(**GET)
     assert response["Item"] == {"pk": {"S": "a"}}
     assert "Unmodeled" not in response  # botocore keeps only modeled members
@@ -123,6 +129,15 @@ def test_keep_alive_reuses_one_connection(canned: Canned) -> None:
     for _ in range(5):
         fast.get_item(**GET)
     assert canned.connections == 1 and fast.pool.opened == 1 and len(canned.requests) == 5
+
+
+def test_large_body_arrives_whole(canned: Canned) -> None:
+    items = [{"pk": {"S": f"{i:06d}"}, "v": {"S": "x" * 1000}} for i in range(3000)]  # ~3 MB
+    body = json.dumps({"Items": items, "Count": len(items), "ScannedCount": len(items)}).encode()
+    whole = http(200, body)
+    canned.reply = lambda _r: [whole[:100_000], whole[100_000:]]
+    response = client(canned.url).scan(TableName="tbl")
+    assert response["Count"] == 3000 and response["Items"][-1] == items[-1]
 
 
 def test_response_split_over_many_writes_and_chunked_body(canned: Canned) -> None:
@@ -180,7 +195,11 @@ def test_server_dropping_the_connection_mid_call_is_connection_closed(canned: Ca
 
 
 def test_read_timeout_and_refused_connection_map_to_botocore_errors(canned: Canned) -> None:
-    canned.reply = lambda _r: [http(200, b"{}")[:10], b""] if gevent.sleep(0.6) is None else None
+    def late(_request: dict[str, Any]) -> list[bytes]:
+        gevent.sleep(0.6)
+        return [http(200, b"{}")]
+
+    canned.reply = late
     with pytest.raises(ReadTimeoutError):
         client(canned.url, read_timeout=0.3).get_item(**GET)
     with pytest.raises(EndpointConnectionError):
@@ -230,3 +249,59 @@ def test_control_plane_calls_go_to_botocore(canned: Canned) -> None:
     fast = client(canned.url)
     assert fast.meta.method_to_api_mapping["describe_table"] == "DescribeTable"
     assert fast.describe_table.__self__.__class__.__name__ == "DynamoDB"  # botocore's generated client
+
+
+def test_concurrent_calls_share_a_bounded_pool(canned: Canned) -> None:
+    fast = client(canned.url, pool_size=4)
+    canned.reply = lambda _r: (gevent.sleep(0.01), [http(200, b'{"Item": {"pk": {"S": "a"}}}')])[1]
+
+    def worker() -> list[dict[str, Any]]:
+        return [fast.get_item(**GET)["Item"] for _ in range(5)]
+
+    jobs = [gevent.spawn(worker) for _ in range(20)]
+    gevent.joinall(jobs, timeout=20, raise_error=True)
+    assert all(job.value == [{"pk": {"S": "a"}}] * 5 for job in jobs)
+    assert len(canned.requests) == 100
+    assert len(fast.pool._idle) <= fast.pool.maxsize and fast.pool.opened >= 20  # extra sockets are not kept
+
+
+OPENSSL_REQ = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"]
+OPENSSL_REQ += ["-addext", "subjectAltName=IP:127.0.0.1"]
+
+
+@pytest.fixture
+def certificate(tmp_path: Path) -> dict[str, str]:
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed")
+    cert, key = str(tmp_path / "cert.pem"), str(tmp_path / "key.pem")
+    subprocess.run(
+        [*OPENSSL_REQ, "-keyout", key, "-out", cert],
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )
+    return {"certfile": cert, "keyfile": key}
+
+
+@pytest.fixture
+def tls_canned(certificate: dict[str, str]) -> Iterator[Canned]:
+    server = Canned(**certificate)
+    try:
+        yield server
+    finally:
+        server.server.stop(timeout=1)
+
+
+def test_tls_endpoint_with_its_ca_bundle(tls_canned: Canned, certificate: dict[str, str]) -> None:
+    tls_canned.reply = lambda _r: [http(200, b'{"Item": {"pk": {"S": "tls"}}}')]
+    fast = client(tls_canned.url, verify=certificate["certfile"])
+    assert fast.get_item(**GET)["Item"] == {"pk": {"S": "tls"}}
+    assert fast.get_item(**GET)["Item"] == {"pk": {"S": "tls"}}
+    assert fast.pool.opened == 1 and tls_canned.requests[0]["headers"]["host"] == tls_canned.url.split("//")[1]
+
+
+def test_tls_untrusted_certificate_is_a_connection_outcome(tls_canned: Canned) -> None:
+    with pytest.raises(SSLError) as info:
+        client(tls_canned.url).get_item(**GET)
+    assert classify(None, info.value).kind == CONNECTION
+    assert tls_canned.requests == []

@@ -1,0 +1,227 @@
+"""The fleet's view of a run: window reports from every worker merged exactly, then verdicts, SLOs and the end.
+
+A standalone run is a fleet of one, so the same `FleetReport` writes the results file, the progress lines and the
+final window table in both cases. Workers send each closed window as `WindowStats.to_dict()`; the report merges
+those of one window index (counts add, histograms merge) once every live worker has sent it, and flags the window
+partial when a worker was lost.
+
+Locust custom messages between master and workers (all payloads are plain dicts, msgpack-safe):
+- `dynlocust:plan` master -> worker: T0, run id, physical table names, worker index and count, endpoint, the
+  master's clock (for the offset estimate) and a digest of the scenario text, so a worker with another file refuses.
+- `dynlocust:clock` worker -> master: the master's timestamp echoed with the worker's own clock.
+- `dynlocust:window` worker -> master: one closed window of one worker.
+- `dynlocust:done` worker -> master: the worker's totals once its schedule is over.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from dynlocust.cost import US_EAST_1, Prices, dollars
+from dynlocust.report.table import format_progress, format_window_table
+from dynlocust.results import ResultsWriter
+from dynlocust.saturation import Saturation, combine
+from dynlocust.scenario.model import Scenario
+from dynlocust.scenario.plan import Plan
+from dynlocust.slo import check_window
+from dynlocust.windows import ERROR_KINDS, WindowStats, verdict
+
+PLAN = "dynlocust:plan"
+CLOCK = "dynlocust:clock"
+WINDOW = "dynlocust:window"
+DONE = "dynlocust:done"
+
+EXIT_OK = 0
+EXIT_SLO = 3
+EXIT_ABORTED = 4
+EXIT_INCOMPLETE = 5
+"""Exit codes: SLOs broken; stopped by a ceiling or a signal; a worker was lost (numbers are incomplete)."""
+
+CLOCK_SKEW_LIMIT = 0.05
+"""Seconds of estimated clock offset between master and a worker above which the run is marked skewed."""
+
+
+@dataclass
+class ClosedWindow:
+    index: int
+    phase: str
+    summary: dict[str, Any]
+    saturation: Saturation
+    verdict: str
+    slo_failures: list[str]
+    missing_workers: list[int] = field(default_factory=list)
+
+
+def summarize(stats: WindowStats, prices: Prices) -> dict[str, Any]:
+    """The window's summary plus the figures reports and SLOs need (errors, unprocessed requests, cost)."""
+    summary = stats.summary()
+    total = stats.total()
+    summary["errors"] = sum(v for k, v in total.by_kind.items() if k in ERROR_KINDS)
+    summary["unprocessed_requests"] = total.by_kind.get("unprocessed", 0)
+    summary["cost_dollars"] = dollars(summary["read_units"], summary["write_units"], prices)
+    return summary
+
+
+@dataclass
+class FleetReport:
+    """Collects window reports from `worker_count` workers and reports each window once, in order."""
+
+    scenario: Scenario
+    plan: Plan
+    results: ResultsWriter
+    worker_count: int
+    prices: Prices = US_EAST_1
+    out: TextIO = field(default_factory=lambda: sys.stdout)
+    on_finished: Callable[[int], None] = lambda code: None
+    clock: Callable[[], float] = time.time
+    received: dict[int, dict[int, dict[str, Any]]] = field(default_factory=dict)
+    done: dict[int, dict[str, Any]] = field(default_factory=dict)
+    lost: set[int] = field(default_factory=set)
+    clock_offsets: dict[int, float] = field(default_factory=dict)
+    closed: list[ClosedWindow] = field(default_factory=list)
+    exit_code: int | None = None
+    abort_reason: str | None = None
+
+    def start(self, **run_fields: Any) -> None:
+        windows = [
+            {"index": w.index, "start": w.start, "duration": w.duration, "rate": w.rate, "phase": w.phase}
+            for w in self.plan.windows
+        ]
+        self.results.write_run(
+            scenario=self.scenario.name,
+            source=self.scenario.source,
+            t0=self.plan.t0,
+            worker_count=self.worker_count,
+            windows=windows,
+            **run_fields,
+        )
+
+    # -- inputs ------------------------------------------------------------------------------------------------
+
+    def add_window(self, worker: int, record: dict[str, Any]) -> None:
+        self.received.setdefault(int(record["index"]), {})[worker] = record
+        self._advance()
+
+    def worker_done(self, worker: int, totals: dict[str, Any]) -> None:
+        self.done[worker] = totals
+        if totals.get("abort_reason") and self.abort_reason is None:
+            self.abort_reason = f"worker {worker}: {totals['abort_reason']}"
+        self._advance()
+
+    def worker_lost(self, worker: int) -> None:
+        if worker in self.lost or worker in self.done:
+            return
+        self.lost.add(worker)
+        self.out.write(f"worker {worker} lost: its share of the remaining windows is missing\n")
+        self._advance()
+
+    def record_clock(self, worker: int, master_sent: float, worker_time: float) -> None:
+        """Offset estimate from one round trip: the worker's clock minus the master's at the midpoint."""
+        now = self.clock()
+        self.clock_offsets[worker] = worker_time - (master_sent + (now - master_sent) / 2)
+
+    # -- merging -----------------------------------------------------------------------------------------------
+
+    @property
+    def finished(self) -> bool:
+        return self.exit_code is not None
+
+    def _advance(self) -> None:
+        while len(self.closed) < len(self.plan.windows):
+            index = len(self.closed)
+            reports = self.received.get(index, {})
+            expected = set(range(self.worker_count)) - self.lost
+            missing = [w for w in range(self.worker_count) if w not in reports]
+            # a worker that is done without this window stopped early: it will never send it
+            if not expected <= set(reports) | set(self.done):
+                return
+            self._close(index, reports, missing)
+        if set(self.done) | self.lost >= set(range(self.worker_count)) and not self.finished:
+            self._finish()
+
+    def _close(self, index: int, reports: dict[int, dict[str, Any]], missing: list[int]) -> None:
+        window = self.plan.windows[index]
+        stats: WindowStats | None = None
+        per_worker: dict[str, dict[str, Any]] = {}
+        for worker in sorted(reports):
+            part = WindowStats.from_dict(reports[worker])
+            total = part.total()
+            per_worker[str(worker)] = {
+                "offered": total.offered,
+                "sent": total.sent,
+                "accepted": total.accepted,
+                "throttled": total.throttled,
+                "dropped": part.dropped,
+                "lag_p50": part.schedule_lag.percentile(0.5),
+                "lag_p99": part.schedule_lag.percentile(0.99),
+            }
+            if stats is None:
+                stats = part
+            else:
+                stats.merge(part)
+        if stats is None:  # nobody observed it: an empty, partial window
+            stats = WindowStats(index, window.start, window.duration, bin_seconds=self.scenario.bin)
+        if missing:
+            stats.mark_partial()
+        saturation = combine([Saturation.from_dict(r["saturation"]) for r in reports.values()])
+        summary = summarize(stats, self.prices)
+        window_verdict = verdict(stats, saturation)
+        failures = check_window(self.scenario.slos, index, window.phase, summary)
+        closed = ClosedWindow(index, window.phase, summary, saturation, window_verdict, failures, missing)
+        self.closed.append(closed)
+        record = stats.to_dict()
+        record.update(
+            phase=window.phase,
+            verdict=window_verdict,
+            saturation=saturation.to_dict(),
+            slo_failures=failures,
+            workers=per_worker,
+            missing_workers=missing,
+        )
+        self.results.write_window(**record)
+        line = format_progress(closed, len(self.plan.windows))
+        if missing:
+            line += f" (missing workers {missing})"
+        self.out.write(line + "\n")
+        self.out.flush()
+
+    def _finish(self) -> None:
+        failures = [f for w in self.closed for f in w.slo_failures]
+        skewed = {w: o for w, o in self.clock_offsets.items() if abs(o) > CLOCK_SKEW_LIMIT}
+        if self.lost:
+            code = EXIT_INCOMPLETE
+        elif self.abort_reason:
+            code = EXIT_ABORTED
+        elif failures:
+            code = EXIT_SLO
+        else:
+            code = EXIT_OK
+        self.exit_code = code
+        totals = {key: sum(d.get(key, 0) for d in self.done.values()) for key in ("sent", "read_units", "write_units")}
+        self.results.write_end(
+            exit_code=code,
+            abort_reason=self.abort_reason,
+            slo_failures=failures,
+            lost_workers=sorted(self.lost),
+            clock_offsets={str(w): o for w, o in self.clock_offsets.items()},
+            clock_skew=bool(skewed),
+            cost_dollars=dollars(totals["read_units"], totals["write_units"], self.prices),
+            windows_closed=len(self.closed),
+            windows_planned=len(self.plan.windows),
+            **totals,
+        )
+        self.out.write("\n" + format_window_table(self.closed) + "\n")
+        if self.abort_reason:
+            self.out.write(f"\nrun stopped early: {self.abort_reason}\n")
+        if self.lost:
+            self.out.write(f"\nincomplete: workers {sorted(self.lost)} were lost; their windows are partial\n")
+        for worker, offset in skewed.items():
+            self.out.write(f"clock skew: worker {worker} is {offset * 1000:+.1f} ms off the master\n")
+        for failure in failures:
+            self.out.write(f"SLO failed: {failure}\n")
+        self.out.flush()
+        self.on_finished(code)

@@ -1,0 +1,328 @@
+"""`dynlocust report RESULTS`: every report format, rebuilt from a results file alone.
+
+The results file is the only input, so a report can be rebuilt anywhere, any time, including from what a killed
+run left behind: windows are read back as ``WindowStats`` (merged across workers by window index) and a run with
+no ``end`` record, missing windows or a cut last line is reported as *partial*, never passed off as complete.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dynlocust.cost import US_EAST_1, dollars
+from dynlocust.errors import DynlocustError
+from dynlocust.results import ResultsError, read_results
+from dynlocust.windows import ERROR_KINDS, VERDICTS, WindowError, WindowStats
+
+RESULTS_NAME = "results.jsonl"
+REPORT_DIR = "report"
+
+
+class ReportError(DynlocustError):
+    """A results file that holds nothing a report can be built from."""
+
+
+@dataclass
+class BinReport:
+    """One bin of one window: its time since T0 and what happened in it."""
+
+    window: int
+    bin: int
+    t: float
+    """Seconds from the run's T0 to the bin's start."""
+    seconds: float
+    offered: int
+    sent: int
+    accepted: int
+    throttled: int
+    throttled_by: dict[str, int]
+    latency: dict[str, float | None]
+
+    def per_s(self, count: int) -> float:
+        return count / self.seconds if self.seconds > 0 else 0.0
+
+
+@dataclass
+class WindowReport:
+    """One window, all workers merged; ``index``, ``phase``, ``summary``, ``verdict`` fit `format_window_table`."""
+
+    index: int
+    phase: str
+    start: float
+    duration: float
+    summary: dict[str, Any]
+    verdict: str
+    slo_failures: list[str]
+    saturation: list[dict[str, Any]]
+    workers: int
+    bins: list[BinReport]
+
+
+@dataclass
+class RunReport:
+    """What a results file says about one run."""
+
+    source: Path
+    run: dict[str, Any]
+    end: dict[str, Any] | None
+    windows: list[WindowReport]
+    planned: list[dict[str, Any]]
+    notes: list[str] = field(default_factory=list)
+    """Why the run is partial (empty when it is complete)."""
+    warnings: list[str] = field(default_factory=list)
+    """What a reader should know that does not make the run partial (clock skew)."""
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.notes)
+
+    @property
+    def run_id(self) -> str:
+        return str(self.run.get("run_id", self.source.parent.name))
+
+    @property
+    def scenario(self) -> str:
+        return str(self.run.get("scenario", "?"))
+
+    @property
+    def t0(self) -> float:
+        t0 = self.run.get("t0")
+        if t0 is not None:
+            return float(t0)
+        return min((w.start for w in self.windows), default=0.0)
+
+    def throttles(self) -> dict[str, int]:
+        """Throttled requests of the whole run by ``code|reason``, most frequent first."""
+        totals: dict[str, int] = {}
+        for w in self.windows:
+            for key, n in w.summary["throttled_by"].items():
+                totals[key] = totals.get(key, 0) + n
+        return dict(sorted(totals.items(), key=lambda kv: (-kv[1], kv[0])))
+
+    def status(self) -> str:
+        if self.partial:
+            return "PARTIAL"
+        return "complete"
+
+
+_PRECEDENCE = ("client-bound", "partial", "errors", "throttled", "ok")
+assert set(_PRECEDENCE) == set(VERDICTS)
+
+
+def _worst(verdicts: Sequence[str]) -> str:
+    # precedence of windows.verdict: the first that applies to any worker applies to the window
+    for v in _PRECEDENCE:
+        if v in verdicts:
+            return v
+    return verdicts[0] if verdicts else "partial"
+
+
+def window_from_stats(
+    stats: WindowStats,
+    *,
+    phase: str,
+    verdict: str,
+    t0: float,
+    slo_failures: Sequence[str] = (),
+    saturation: Sequence[dict[str, Any]] = (),
+    workers: int = 1,
+) -> WindowReport:
+    """A `WindowReport` of (merged) window statistics, as read back from results or live from a run."""
+    summary = stats.summary()
+    total = stats.total()
+    summary["errors"] = sum(n for k, n in total.by_kind.items() if k in ERROR_KINDS)
+    summary["unprocessed_requests"] = total.by_kind.get("unprocessed", 0)
+    summary["cost_dollars"] = dollars(summary["read_units"], summary["write_units"], US_EAST_1)
+    bins = [
+        BinReport(
+            window=stats.index,
+            bin=b,
+            t=stats.start - t0 + bs["offset_s"],
+            seconds=min(stats.duration - bs["offset_s"], stats.bin_seconds),
+            offered=bs["offered"],
+            sent=bs["sent"],
+            accepted=bs["accepted"],
+            throttled=bs["throttled"],
+            throttled_by=bs["throttled_by"],
+            latency=bs["latency"],
+        )
+        for b, bs in enumerate(stats.bin_summaries())
+    ]
+    return WindowReport(
+        index=stats.index,
+        phase=phase,
+        start=stats.start,
+        duration=stats.duration,
+        summary=summary,
+        verdict=verdict,
+        slo_failures=list(slo_failures),
+        saturation=list(saturation),
+        workers=workers,
+        bins=bins,
+    )
+
+
+def _window_report(records: list[dict[str, Any]], phase_of: dict[int, str], t0: float, workers: int) -> WindowReport:
+    """One window from its records: one already merged by the master (it names its ``workers``), or one per worker."""
+    merged = [r for r in records if "workers" in r or "missing_workers" in r]
+    parts = merged[:1] or records
+    try:
+        stats = WindowStats.from_dict(parts[0])
+        for r in parts[1:]:
+            stats.merge(WindowStats.from_dict(r))
+    except WindowError as exc:
+        raise ReportError(f"window {records[0].get('index')}: expected window statistics, found {exc}") from exc
+    if merged:
+        seen = len(merged[0].get("workers") or {}) or workers - len(merged[0].get("missing_workers") or [])
+    else:
+        seen = len(parts)
+    if seen < workers:
+        stats.mark_partial()
+    verdicts = [str(r.get("verdict", "partial")) for r in parts]
+    verdict = verdicts[0] if len(verdicts) == 1 and not stats.partial else _worst(verdicts)
+    if stats.partial and verdict not in ("client-bound", "partial"):
+        verdict = "partial"
+    return window_from_stats(
+        stats,
+        phase=str(parts[0].get("phase") or phase_of.get(stats.index, "")),
+        verdict=verdict,
+        t0=t0,
+        slo_failures=[f for r in parts for f in r.get("slo_failures", [])],
+        saturation=[r["saturation"] for r in parts if "saturation" in r],
+        workers=seen,
+    )
+
+
+def results_file(path: str | os.PathLike[str]) -> Path:
+    """``path`` itself, or the results file inside a run directory."""
+    p = Path(path)
+    return p / RESULTS_NAME if p.is_dir() else p
+
+
+def load_report(path: str | os.PathLike[str]) -> RunReport:
+    """Read a results file (or a run directory) into a `RunReport`; a killed run's file gives a partial report."""
+    source = results_file(path)
+    cut: list[str] = []
+    records = read_results(source, on_truncated=cut.append)
+    runs = [r for r in records if r["type"] == "run"]
+    ends = [r for r in records if r["type"] == "end"]
+    window_records = [r for r in records if r["type"] == "window"]
+    if not runs and not window_records:
+        raise ReportError(f"results file {source}: expected a run record and windows, found {len(records)} records")
+    run = runs[0] if runs else {}
+    planned = list(run.get("windows", []))
+    phase_of = {int(w["index"]): str(w.get("phase", "")) for w in planned}
+    workers = max([int(r.get("worker_count", 1)) for r in runs] or [1])
+    t0 = float(run["t0"]) if "t0" in run else min(float(r["start"]) for r in window_records)
+    by_index: dict[int, list[dict[str, Any]]] = {}
+    for r in window_records:
+        by_index.setdefault(int(r["index"]), []).append(r)
+    windows = [_window_report(by_index[i], phase_of, t0, workers) for i in sorted(by_index)]
+
+    notes: list[str] = []
+    if not runs:
+        notes.append("the run record is missing")
+    if not ends:
+        notes.append("the run did not finish: no end record (killed or still running)")
+    end = ends[-1] if ends else None
+    if end is not None and end.get("abort_reason"):
+        notes.append(f"the run stopped early: {end['abort_reason']}")
+    if end is not None and end.get("lost_workers"):
+        notes.append(f"workers {end['lost_workers']} were lost")
+    if planned and len(windows) < len(planned):
+        notes.append(f"{len(windows)} of {len(planned)} planned windows closed")
+    short = [w.index for w in windows if w.workers < workers]
+    if short:
+        notes.append(f"windows {short} have results from fewer than {workers} workers")
+    notes.extend(cut)
+    warnings = []
+    if end is not None and end.get("clock_skew"):
+        offsets = ", ".join(f"worker {w}: {o * 1000:+.1f} ms" for w, o in (end.get("clock_offsets") or {}).items())
+        warnings.append(f"worker clocks are skewed from the master's ({offsets})")
+    return RunReport(
+        source=source, run=run, end=end, windows=windows, planned=planned, notes=notes, warnings=warnings
+    )
+
+
+@dataclass
+class Built:
+    """The files one build wrote, by format."""
+
+    report: RunReport
+    files: dict[str, list[Path]]
+    skipped: list[str]
+
+
+def build_reports(results_path: str | os.PathLike[str], out_dir: str | os.PathLike[str] | None = None) -> Built:
+    """Write HTML, Markdown, CSV and (with matplotlib) PNG reports of a results file into ``out_dir``.
+
+    ``out_dir`` defaults to ``report/`` beside the results file.
+    """
+    from dynlocust.report import csvout, html, markdown, plots
+
+    report = load_report(results_path)
+    out = Path(out_dir) if out_dir is not None else report.source.parent / REPORT_DIR
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ReportError(f"report directory {out}: expected a writable directory, found {exc}") from exc
+    files: dict[str, list[Path]] = {}
+    skipped: list[str] = []
+    files["html"] = [_write(out / "report.html", html.render(report))]
+    files["markdown"] = [_write(out / "summary.md", markdown.render(report))]
+    files["csv"] = [_write(out / name, text) for name, text in csvout.render(report).items()]
+    try:
+        files["png"] = plots.write_pngs(report, out)
+    except plots.PngUnavailable as exc:
+        files["png"] = []
+        skipped.append(str(exc))
+    return Built(report=report, files=files, skipped=skipped)
+
+
+def _write(path: Path, text: str) -> Path:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ReportError(f"report file {path}: expected to write it, found {exc}") from exc
+    return path
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dynlocust report",
+        description="Build the HTML, Markdown, CSV and PNG reports of a run from its results file.",
+    )
+    parser.add_argument("results", help="results.jsonl of a run, or its run directory")
+    parser.add_argument("-o", "--out", default=None, help="output directory (default: report/ beside the results)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="do not print the Markdown summary")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of `dynlocust report`: 0 when written, 2 on an error the user can fix."""
+    args = build_parser().parse_args(argv)
+    try:
+        built = build_reports(args.results, args.out)
+    except (ReportError, ResultsError) as exc:
+        print(f"dynlocust: error: {exc}", file=sys.stderr)
+        return 2
+    if not args.quiet:
+        from dynlocust.report import markdown
+
+        print(markdown.render(built.report))
+    for kind, paths in built.files.items():
+        for p in paths:
+            print(f"{kind}: {p}")
+    for reason in built.skipped:
+        print(f"skipped: {reason}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,130 @@
+"""CSV files of a run (windows, bins, throttles) for spreadsheets and scripts. Named csvout: not stdlib's csv."""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dynlocust.report.build import RunReport
+
+WINDOW_COLUMNS = (
+    "window",
+    "phase",
+    "start_s",
+    "duration_s",
+    "target_per_s",
+    "offered",
+    "sent",
+    "accepted",
+    "accepted_per_s",
+    "throttled",
+    "unprocessed_requests",
+    "unprocessed_items",
+    "errors",
+    "dropped",
+    "first_throttle_s",
+    "p50_ms",
+    "p90_ms",
+    "p99_ms",
+    "max_ms",
+    "read_units",
+    "write_units",
+    "cost_dollars",
+    "verdict",
+    "partial",
+    "workers",
+)
+BIN_COLUMNS = (
+    "window",
+    "bin",
+    "t_s",
+    "seconds",
+    "offered",
+    "sent",
+    "accepted",
+    "throttled",
+    "p50_ms",
+    "p99_ms",
+)
+THROTTLE_COLUMNS = ("window", "code", "reason", "requests")
+
+
+def _ms(v: float | None) -> str:
+    return "" if v is None else f"{v * 1000:.3f}"
+
+
+def _num(v: float | None) -> str:
+    return "" if v is None else f"{v:.3f}"
+
+
+def _csv(header: tuple[str, ...], rows: list[list[Any]]) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return buf.getvalue()
+
+
+def render(report: RunReport) -> dict[str, str]:
+    """File name -> CSV text: ``windows.csv``, ``bins.csv``, ``throttles.csv``."""
+    t0 = report.t0
+    windows = []
+    bins = []
+    throttles = []
+    for w in report.windows:
+        s = w.summary
+        lat = s["latency"]
+        windows.append(
+            [
+                w.index,
+                w.phase,
+                f"{w.start - t0:.3f}",
+                w.duration,
+                s["target_rate"],
+                s["offered"],
+                s["sent"],
+                s["accepted"],
+                _num(s["accepted_per_s"]),
+                s["throttled"],
+                s["unprocessed_requests"],
+                s["unprocessed_items"],
+                s["errors"],
+                s["dropped"],
+                _num(s["first_throttle_s"]),
+                _ms(lat["p50"]),
+                _ms(lat["p90"]),
+                _ms(lat["p99"]),
+                _ms(lat["max"]),
+                s["read_units"],
+                s["write_units"],
+                f"{s['cost_dollars']:.6f}",
+                w.verdict,
+                int(bool(s["partial"])),
+                w.workers,
+            ]
+        )
+        for b in w.bins:
+            bins.append(
+                [
+                    w.index,
+                    b.bin,
+                    f"{b.t:.3f}",
+                    b.seconds,
+                    b.offered,
+                    b.sent,
+                    b.accepted,
+                    b.throttled,
+                    _ms(b.latency["p50"]),
+                    _ms(b.latency["p99"]),
+                ]
+            )
+        for key, n in s["throttled_by"].items():
+            code, _, reason = key.partition("|")
+            throttles.append([w.index, code, reason, n])
+    return {
+        "windows.csv": _csv(WINDOW_COLUMNS, windows),
+        "bins.csv": _csv(BIN_COLUMNS, bins),
+        "throttles.csv": _csv(THROTTLE_COLUMNS, throttles),
+    }

@@ -1,0 +1,54 @@
+"""The Markdown summary: what a pull request or a CI log shows of a run, partial runs marked as such up front."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from dynlocust.report.table import format_window_table
+
+if TYPE_CHECKING:
+    from dynlocust.report.build import RunReport
+
+
+def _pipe_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def render(report: RunReport) -> str:
+    """Title, partial warning, the window table, throttles by reason, SLO failures and the end of the run."""
+    out = [f"## dynlocust run `{report.run_id}`: scenario `{report.scenario}` ({report.status()})", ""]
+    if report.partial:
+        out.append("> **PARTIAL RESULTS**: " + "; ".join(report.notes) + ".")
+        out.append("")
+    for warning in report.warnings:
+        out += [f"> Warning: {warning}.", ""]
+    closed = len(report.windows)
+    planned = len(report.planned) or closed
+    sent = sum(w.summary["sent"] for w in report.windows)
+    throttled = sum(w.summary["throttled"] + w.summary["unprocessed_requests"] for w in report.windows)
+    cost = sum(w.summary["cost_dollars"] for w in report.windows)
+    out.append(
+        f"{closed} of {planned} windows, {sent:,} requests sent, {throttled:,} throttled, estimated cost ${cost:.4f}."
+    )
+    out.append("")
+    if report.windows:
+        out.append(format_window_table(report.windows))
+    else:
+        out.append("No window closed.")
+    throttles = report.throttles()
+    if throttles:
+        out += ["", "### Throttles by code and reason", ""]
+        rows = []
+        for key, n in throttles.items():
+            code, _, reason = key.partition("|")
+            rows.append((code, reason or "-", f"{n:,}"))
+        out.append(_pipe_table(("code", "reason", "requests"), rows))
+    failures = [f for w in report.windows for f in w.slo_failures]
+    if failures:
+        out += ["", "### SLO failures", ""]
+        out += [f"- {f}" for f in failures]
+    if report.end is not None:
+        out += ["", f"Exit code {report.end.get('exit_code')}."]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,325 @@
+"""The DynamoDB tab in Locust's web UI: each window as it runs and closes, throttles by code and reason, a chart.
+
+Locust 2.x's React UI takes extra tabs as tables (``extended_tabs``/``extended_tables`` template arguments, rows in
+``extended_stats`` of ``/stats/requests``); it has no hook for a chart, so a small script added to the index page
+shows ``./dynamodb/chart.svg`` under the DynamoDB table, reloaded every two seconds. ``/dynamodb`` is the same
+HTML report `dynlocust report` writes, built from the live run and reloading itself.
+
+Active once imported by a locustfile (it registers an ``init`` listener); does nothing when there is no web UI.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import weakref
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from locust import events
+
+from dynlocust.report import csvout, html, plots
+from dynlocust.report.build import RunReport, WindowReport, window_from_stats
+from dynlocust.windows import WindowStats
+
+if TYPE_CHECKING:
+    from dynlocust.coordination import ClosedWindow, FleetReport
+    from dynlocust.runner import ScenarioRun
+
+TAB = "dynamodb"
+THROTTLE_TAB = "dynamodb-throttles"
+# single lowercase words: the UI camel-cases keys of extended stats
+WINDOW_COLUMNS = (
+    ("window", "window"),
+    ("phase", "phase"),
+    ("target", "target/s"),
+    ("offered", "offered"),
+    ("accepted", "accepted/s"),
+    ("throttled", "throttled"),
+    ("ratio", "throttle ratio"),
+    ("first", "first throttle after"),
+    ("p50", "p50"),
+    ("p99", "p99"),
+    ("verdict", "verdict"),
+)
+THROTTLE_COLUMNS = (("window", "window"), ("code", "code"), ("reason", "reason"), ("requests", "requests"))
+CHART_REFRESH_MS = 2000
+
+CHART_SCRIPT = f"""<script>
+(function () {{
+  function tick() {{
+    var on = new URLSearchParams(window.location.search).get("tab") === "{TAB}";
+    var img = document.getElementById("dynlocust-chart");
+    if (!on) {{ if (img) img.remove(); return; }}
+    var table = document.querySelector("table");
+    if (!table) return;
+    if (!img) {{
+      var box = table.parentElement;
+      img = document.createElement("img");
+      img.id = "dynlocust-chart";
+      img.alt = "target, offered, accepted and throttled requests per second per bin";
+      img.style.cssText = "display:block;max-width:100%;margin-top:16px;background:#fff";
+      box.parentElement.insertBefore(img, box.nextSibling);
+    }}
+    img.src = "./{TAB}/chart.svg?t=" + Date.now();
+  }}
+  setInterval(tick, {CHART_REFRESH_MS});
+}})();
+</script>"""
+
+
+def _views(environment: Any) -> tuple[FleetReport | None, ScenarioRun | None]:
+    """The merged view (master or standalone) and this process's own run (standalone only: live counters)."""
+    from dynlocust import hooks
+
+    return hooks.current_report(environment), hooks.current_run(environment)
+
+
+class _ClosedCache:
+    """Closed windows never change: merge each one's worker records once, not on every poll of the UI."""
+
+    def __init__(self) -> None:
+        self._fleet: weakref.ref[FleetReport] | None = None
+        self._windows: dict[int, WindowReport] = {}
+
+    def get(self, fleet: FleetReport, closed: ClosedWindow) -> WindowReport:
+        if self._fleet is None or self._fleet() is not fleet:
+            self._fleet = weakref.ref(fleet)
+            self._windows = {}
+        w = self._windows.get(closed.index)
+        if w is None:
+            w = self._windows[closed.index] = _closed_window(fleet, closed)
+        return w
+
+
+def _closed_window(fleet: FleetReport, closed: ClosedWindow) -> WindowReport:
+    planned = fleet.plan.windows[closed.index]
+    records = fleet.received.get(closed.index, {})
+    stats: WindowStats | None = None
+    for worker in sorted(records):
+        part = WindowStats.from_dict(records[worker])
+        if stats is None:
+            stats = part
+        else:
+            stats.merge(part)
+    if stats is None:
+        stats = WindowStats(closed.index, planned.start, planned.duration, bin_seconds=fleet.scenario.bin)
+    if closed.missing_workers:
+        stats.mark_partial()
+    w = window_from_stats(
+        stats,
+        phase=closed.phase,
+        verdict=closed.verdict,
+        t0=fleet.plan.t0,
+        slo_failures=closed.slo_failures,
+        saturation=[closed.saturation.to_dict()],
+        workers=len(records),
+    )
+    w.summary = {**w.summary, **closed.summary}  # the master's figures are the reference
+    return w
+
+
+_CACHE = _ClosedCache()
+
+
+def live_report(fleet: FleetReport, run: ScenarioRun | None = None, now: float | None = None) -> RunReport:
+    """What a run has seen so far: closed windows as closed; with this process's ``run``, the open window up to
+    its last full bin (a fleet's master sees windows only once every worker has reported them)."""
+    now = fleet.clock() if now is None else now
+    windows = [_CACHE.get(fleet, c) for c in list(fleet.closed)]
+    if run is not None and not fleet.finished:
+        for planned in fleet.plan.windows[len(windows) :]:
+            if planned.start > now:
+                break
+            stats = run.book[planned.index]
+            w = window_from_stats(stats, phase=planned.phase, verdict="running", t0=fleet.plan.t0)
+            counts = run.pacer.window_counts(planned.index)
+            elapsed = min(now, planned.end) - planned.start
+            w.summary["offered"] = counts.handed + counts.dropped
+            w.summary["dropped"] = counts.dropped
+            w.summary["accepted_per_s"] = w.summary["accepted"] / elapsed if elapsed > 0 else None
+            w.bins = [b for b in w.bins if b.t + b.seconds <= now - fleet.plan.t0]
+            windows.append(w)
+    return RunReport(
+        source=Path(fleet.results.path),
+        run={
+            "run_id": fleet.results.path.parent.name,
+            "scenario": fleet.scenario.name,
+            "source": fleet.scenario.source,
+            "t0": fleet.plan.t0,
+            "worker_count": fleet.worker_count,
+        },
+        end=None,
+        windows=windows,
+        planned=[{"index": w.index, "phase": w.phase, "rate": w.rate} for w in fleet.plan.windows],
+    )
+
+
+def status_line(fleet: FleetReport, now: float | None = None) -> str:
+    """Where the run is: the current window and the time left."""
+    now = fleet.clock() if now is None else now
+    windows = fleet.plan.windows
+    total = len(windows)
+    if fleet.exit_code is not None:
+        return f"finished: {len(fleet.closed)} of {total} windows closed, exit code {fleet.exit_code}"
+    current = next((w for w in windows if w.start <= now < w.end), None)
+    left = max(0.0, windows[-1].end - now) if total else 0.0
+    if current is None:
+        return f"{len(fleet.closed)} of {total} windows closed, {left:.0f} s left"
+    return f"window {current.index + 1} of {total} ({current.phase}), {left:.0f} s left"
+
+
+def _ms(v: float | None) -> str:
+    return "-" if v is None else f"{v * 1000:.1f} ms"
+
+
+def window_rows(report: RunReport | None) -> list[dict[str, str]]:
+    """The tab's rows: closed and running windows with their figures, later windows as pending."""
+    if report is None:
+        return []
+    rows = []
+    for w in report.windows:
+        s = w.summary
+        throttled = s["throttled"] + s["unprocessed_requests"]
+        first = s["first_throttle_s"]
+        rows.append(
+            {
+                "window": str(w.index),
+                "phase": w.phase,
+                "target": f"{s['target_rate']:,.0f}",
+                "offered": f"{s['offered']:,}",
+                "accepted": "-" if s["accepted_per_s"] is None else f"{s['accepted_per_s']:,.1f}",
+                "throttled": f"{throttled:,}",
+                "ratio": f"{throttled / s['sent']:.1%}" if s["sent"] else "-",
+                "first": "-" if first is None else f"{first:.1f} s",
+                "p50": _ms(s["latency"]["p50"]),
+                "p99": _ms(s["latency"]["p99"]),
+                "verdict": w.verdict,
+            }
+        )
+    for planned in report.planned[len(report.windows) :]:
+        rows.append(
+            {key: "-" for key, _ in WINDOW_COLUMNS}
+            | {"window": str(planned["index"]), "phase": planned["phase"], "target": f"{planned['rate']:,.0f}"}
+            | {"verdict": "pending"}
+        )
+    return rows
+
+
+def throttle_rows(report: RunReport | None) -> list[dict[str, str]]:
+    """Throttled requests by window, code and reason, then the run's total per code and reason."""
+    if report is None:
+        return []
+    rows = []
+    for w in report.windows:
+        for key, n in w.summary["throttled_by"].items():
+            code, _, reason = key.partition("|")
+            rows.append({"window": str(w.index), "code": code, "reason": reason or "-", "requests": f"{n:,}"})
+    for key, n in report.throttles().items():
+        code, _, reason = key.partition("|")
+        rows.append({"window": "all", "code": code, "reason": reason or "-", "requests": f"{n:,}"})
+    return rows
+
+
+def environment_report(environment: Any) -> RunReport | None:
+    """The live report of an environment's run, or None before one has started."""
+    fleet, run = _views(environment)
+    return None if fleet is None else live_report(fleet, run)
+
+
+def extended_stats(environment: Any) -> list[dict[str, Any]]:
+    report = environment_report(environment)
+    return [
+        {"key": TAB, "data": window_rows(report)},
+        {"key": THROTTLE_TAB, "data": throttle_rows(report)},
+    ]
+
+
+def install(environment: Any, web_ui: Any) -> None:
+    """Add the DynamoDB tabs, their data, the chart and the live report to a Locust web UI."""
+    from flask import Blueprint, Response, request
+
+    web_ui.template_args["extended_tabs"] = [
+        {"title": "DynamoDB", "key": TAB},
+        {"title": "DynamoDB throttles", "key": THROTTLE_TAB},
+    ]
+    web_ui.template_args["extended_tables"] = [
+        {"key": TAB, "structure": [{"key": k, "title": t} for k, t in WINDOW_COLUMNS]},
+        {"key": THROTTLE_TAB, "structure": [{"key": k, "title": t} for k, t in THROTTLE_COLUMNS]},
+    ]
+    web_ui.template_args["extended_csv_files"] = [
+        {"href": f"./{TAB}/windows.csv", "title": "Download DynamoDB windows CSV"},
+        {"href": f"./{TAB}", "title": "DynamoDB live report"},
+    ]
+    app = web_ui.app
+    locust_bp = app.blueprints.get("locust")
+    prefix = (getattr(locust_bp, "url_prefix", None) or "").rstrip("/")
+    bp = Blueprint("dynlocust", __name__, url_prefix=f"{prefix}/{TAB}")
+
+    @bp.route("")
+    @web_ui.auth_required_if_enabled
+    def page() -> Response:
+        fleet, run = _views(environment)
+        if fleet is None:
+            body = '<!DOCTYPE html><html><head><meta http-equiv="refresh" content="2"><title>dynlocust</title></head>'
+            body += "<body><p>No scenario run yet: start one from the Locust form.</p></body></html>"
+            return Response(body, mimetype="text/html")
+        return Response(html.render(live_report(fleet, run), live=status_line(fleet)), mimetype="text/html")
+
+    @bp.route("/chart.svg")
+    @web_ui.auth_required_if_enabled
+    def chart() -> Response:
+        report = environment_report(environment)
+        series = plots.timeline_series(report) if report is not None else []
+        svg = plots.line_chart_svg(
+            series,
+            chart_id="timeline",
+            title="Requests per second per bin (live)",
+            x_label="seconds since T0",
+            y_label="requests/s",
+        )
+        return Response(svg, mimetype="image/svg+xml", headers={"Cache-Control": "no-store"})
+
+    @bp.route("/state.json")
+    @web_ui.auth_required_if_enabled
+    def state() -> Response:
+        fleet, run = _views(environment)
+        report = None if fleet is None else live_report(fleet, run)
+        body = {
+            "status": None if fleet is None else status_line(fleet),
+            "windows": window_rows(report),
+            "throttles": throttle_rows(report),
+            "at": time.time(),
+        }
+        return Response(json.dumps(body), mimetype="application/json")
+
+    @bp.route("/windows.csv")
+    @web_ui.auth_required_if_enabled
+    def windows_csv() -> Response:
+        report = environment_report(environment)
+        text = csvout.render(report)["windows.csv"] if report is not None else ",".join(csvout.WINDOW_COLUMNS) + "\n"
+        return Response(
+            text, mimetype="text/csv", headers={"Content-Disposition": "attachment; filename=dynamodb_windows.csv"}
+        )
+
+    app.register_blueprint(bp)
+
+    @app.after_request
+    def _extend(response: Response) -> Response:
+        endpoint = request.endpoint or ""
+        if endpoint.endswith(".request_stats") and response.is_json:
+            data = response.get_json()
+            if isinstance(data, dict):
+                data["extended_stats"] = extended_stats(environment)
+                response.set_data(json.dumps(data))
+        elif endpoint.endswith(".index") and response.mimetype == "text/html" and not response.direct_passthrough:
+            text = response.get_data(as_text=True)
+            if "dynlocust-chart" not in text and "</body>" in text:
+                response.set_data(text.replace("</body>", CHART_SCRIPT + "</body>", 1))
+        return response
+
+
+@events.init.add_listener
+def _on_init(environment: Any, web_ui: Any = None, **_kwargs: Any) -> None:
+    if web_ui is not None:
+        install(environment, web_ui)

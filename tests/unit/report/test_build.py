@@ -1,0 +1,267 @@
+"""Reports rebuilt from recorded results: a real complete run and a real run killed with SIGKILL mid-run.
+
+Both fixtures were written by `dynlocust run scenarios/quickstart.yaml` (the second killed after two windows).
+Structure is checked against the recorded figures, never golden bytes.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dynlocust.report import build, csvout, html, markdown, plots
+from dynlocust.report.table import format_window_table
+from dynlocust.results import ResultsError
+
+DATA = Path(__file__).parent / "data"
+COMPLETE = DATA / "complete.jsonl"
+KILLED = DATA / "killed.jsonl"
+
+
+def _records(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _windows(path: Path) -> list[dict[str, Any]]:
+    return [r for r in _records(path) if r["type"] == "window"]
+
+
+def test_complete_run_matches_the_recorded_windows() -> None:
+    report = build.load_report(COMPLETE)
+    recorded = _windows(COMPLETE)
+    assert not report.partial and report.notes == []
+    assert report.run_id == "r1" and report.scenario == "quickstart"
+    assert [w.index for w in report.windows] == [r["index"] for r in recorded]
+    for w, r in zip(report.windows, recorded, strict=True):
+        assert w.verdict == r["verdict"]
+        assert w.phase == r["phase"]
+        for key in ("offered", "sent", "accepted", "throttled", "throttled_by", "latency", "first_throttle_s"):
+            assert w.summary[key] == r["summary"][key], key
+        assert sum(b.offered for b in w.bins) == r["summary"]["offered"]
+        assert sum(b.throttled for b in w.bins) == r["summary"]["throttled"]
+        assert [b.t for b in w.bins] == sorted(b.t for b in w.bins)
+    expected = {}
+    for r in recorded:
+        for key, n in r["summary"]["throttled_by"].items():
+            expected[key] = expected.get(key, 0) + n
+    assert report.throttles() == expected and sum(expected.values()) > 0
+    assert list(report.throttles().values()) == sorted(expected.values(), reverse=True)
+
+
+def test_killed_run_is_partial_and_says_why() -> None:
+    report = build.load_report(KILLED)
+    assert report.partial and report.status() == "PARTIAL"
+    assert report.end is None
+    assert len(report.windows) == 2 and len(report.planned) == 4
+    assert any("no end record" in n for n in report.notes)
+    assert any("2 of 4 planned windows" in n for n in report.notes)
+
+
+def test_a_cut_last_line_is_reported_not_fatal(tmp_path: Path) -> None:
+    text = KILLED.read_text()
+    third = _records(COMPLETE)[3]
+    (tmp_path / "results.jsonl").write_text(text + json.dumps(third)[:500])
+    report = build.load_report(tmp_path)  # a run directory works too
+    assert len(report.windows) == 2
+    assert any("cut short" in n for n in report.notes)
+
+
+def test_a_bad_line_in_the_middle_is_an_error(tmp_path: Path) -> None:
+    lines = KILLED.read_text().splitlines()
+    lines.insert(1, "{not json")
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ResultsError, match=r"r\.jsonl:2"):
+        build.load_report(path)
+
+
+def test_an_empty_results_file_is_a_report_error(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    path.write_text("")
+    with pytest.raises(build.ReportError, match="expected a run record and windows, found 0 records"):
+        build.load_report(path)
+
+
+def _two_workers(tmp_path: Path, *, drop_window: int | None = None) -> Path:
+    out = []
+    for r in _records(COMPLETE):
+        if r["type"] == "run":
+            out.append({**r, "worker_count": 2})
+        elif r["type"] == "window":
+            out.append(r)
+            if r["index"] != drop_window:
+                out.append({**r, "worker_index": 1})
+        else:
+            out.append(r)
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in out))
+    return path
+
+
+def test_workers_merge_by_window_index(tmp_path: Path) -> None:
+    report = build.load_report(_two_workers(tmp_path))
+    recorded = _windows(COMPLETE)
+    assert not report.partial
+    for w, r in zip(report.windows, recorded, strict=True):
+        assert w.workers == 2
+        assert w.summary["offered"] == 2 * r["summary"]["offered"]
+        assert w.summary["target_rate"] == 2 * r["summary"]["target_rate"]
+        assert w.verdict == r["verdict"]
+
+
+def test_a_missing_worker_makes_its_window_partial(tmp_path: Path) -> None:
+    report = build.load_report(_two_workers(tmp_path, drop_window=1))
+    assert report.partial
+    assert any("fewer than 2 workers" in n for n in report.notes)
+    assert report.windows[1].summary["partial"] is True
+    # client-bound outranks partial (windows.verdict's precedence)
+    assert report.windows[1].verdict in ("client-bound", "partial")
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "expected"),
+    [
+        (["ok", "ok"], "ok"),
+        (["ok", "throttled"], "throttled"),
+        (["throttled", "errors"], "errors"),
+        (["errors", "partial"], "partial"),
+        (["partial", "client-bound", "ok"], "client-bound"),
+    ],
+)
+def test_worst_verdict_follows_the_verdict_precedence(verdicts: list[str], expected: str) -> None:
+    assert build._worst(verdicts) == expected
+
+
+class _Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+
+def _tags(text: str) -> list[tuple[str, dict[str, str | None]]]:
+    parser = _Tags()
+    parser.feed(text)
+    return parser.tags
+
+
+def test_html_is_self_contained_with_every_chart() -> None:
+    report = build.load_report(COMPLETE)
+    text = html.render(report)
+    tags = _tags(text)
+    names = {t for t, _ in tags}
+    assert not names & {"script", "link", "img", "iframe", "object", "embed"}
+    for _, attrs in tags:
+        for key in ("src", "href"):
+            assert key not in attrs, attrs
+        assert "url(" not in (attrs.get("style") or "")
+    assert "url(" not in text.split("<style>")[1].split("</style>")[0]
+    charts = {a.get("id") for t, a in tags if t == "svg"}
+    assert charts == {"timeline", "latency", "throttles", "verdicts"}
+    rows = [a for t, a in tags if t == "tr" and "data-window" in a]
+    assert [int(a["data-window"] or -1) for a in rows] == [w.index for w in report.windows]
+    series = [a.get("data-series") for t, a in tags if t == "path" and a.get("class") == "series"]
+    assert {"target/s", "offered/s", "accepted/s", "throttled/s", "p50", "p90", "p99"} <= set(series)
+    assert 'data-status="complete"' in text and "PARTIAL" not in text
+
+
+def test_html_of_a_killed_run_says_partial() -> None:
+    text = html.render(build.load_report(KILLED))
+    assert 'data-status="partial"' in text
+    assert "PARTIAL RESULTS" in text and "no end record" in text
+    assert "<title>" in text and "(PARTIAL)</title>" in text
+
+
+def test_markdown_reuses_the_window_table_and_marks_partial() -> None:
+    complete = build.load_report(COMPLETE)
+    text = markdown.render(complete)
+    assert format_window_table(complete.windows) in text
+    assert "PARTIAL" not in text and "TableWriteKeyRangeThroughputExceeded" in text
+    killed = markdown.render(build.load_report(KILLED))
+    assert "(PARTIAL)" in killed.splitlines()[0]
+    assert "**PARTIAL RESULTS**" in killed and "2 of 4 windows" in killed
+
+
+def test_csv_rows_add_up_to_the_report() -> None:
+    report = build.load_report(COMPLETE)
+    files = csvout.render(report)
+    windows = list(csv.DictReader(io.StringIO(files["windows.csv"])))
+    bins = list(csv.DictReader(io.StringIO(files["bins.csv"])))
+    throttles = list(csv.DictReader(io.StringIO(files["throttles.csv"])))
+    assert tuple(windows[0]) == csvout.WINDOW_COLUMNS
+    assert [int(r["window"]) for r in windows] == [w.index for w in report.windows]
+    assert [r["verdict"] for r in windows] == [w.verdict for w in report.windows]
+    assert len(bins) == sum(len(w.bins) for w in report.windows)
+    for w in report.windows:
+        assert sum(int(b["offered"]) for b in bins if int(b["window"]) == w.index) == w.summary["offered"]
+    assert sum(int(r["requests"]) for r in throttles) == sum(report.throttles().values())
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"), [(0, 1.0), (0.3, 0.5), (1, 1), (7, 10), (120.2, 200), (200, 200), (201, 250), (999, 1000)]
+)
+def test_nice_axis_maximum(value: float, expected: float) -> None:
+    assert plots._nice_max(value) == pytest.approx(expected)
+
+
+def test_charts_of_an_empty_series_still_render() -> None:
+    svg = plots.line_chart_svg([plots.Series("a", [], "#000")], chart_id="e", title="t", x_label="x", y_label="y")
+    assert svg.startswith("<svg") and svg.endswith("</svg>") and 'id="e"' in svg
+    bars = plots.bar_chart_svg([], chart_id="b", title="none")
+    assert ">none</text>" in bars
+
+
+def test_build_reports_writes_every_format(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    shutil.copy(COMPLETE, run_dir / "results.jsonl")
+    built = build.build_reports(run_dir / "results.jsonl")
+    out = run_dir / "report"
+    assert built.files["html"] == [out / "report.html"]
+    assert built.files["markdown"] == [out / "summary.md"]
+    assert sorted(p.name for p in built.files["csv"]) == ["bins.csv", "throttles.csv", "windows.csv"]
+    for paths in built.files.values():
+        for p in paths:
+            assert p.stat().st_size > 0
+    if built.skipped:
+        assert built.files["png"] == [] and "matplotlib" in built.skipped[0]
+    else:
+        assert sorted(p.name for p in built.files["png"]) == [
+            "latency.png",
+            "throttles.png",
+            "timeline.png",
+            "verdicts.png",
+        ]
+        for p in built.files["png"]:
+            assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_main_builds_and_prints_the_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert build.main([str(KILLED), "--out", str(tmp_path / "out")]) == 0
+    printed = capsys.readouterr().out
+    assert "(PARTIAL)" in printed and f"html: {tmp_path / 'out' / 'report.html'}" in printed
+    assert (tmp_path / "out" / "report.html").exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [(None, "expected a readable file"), ("", "found 0 records"), ('{"type": "bogus"}\n{}\n', "results.jsonl:1")],
+)
+def test_main_reports_user_errors_with_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str | None, message: str
+) -> None:
+    path = tmp_path / "results.jsonl"
+    if content is not None:
+        path.write_text(content)
+    assert build.main([str(path), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dynlocust: error: ") and message in err
