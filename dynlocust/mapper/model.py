@@ -178,13 +178,19 @@ class Model(Generic[T]):
                 f"{self.name}.key: expected {'a partition and a sort value' if self.sort_key else 'a partition value'}"
                 f", found partition={partition!r}, sort={sort!r}"
             )
-        return {self.partition_key: partition} if self.sort_key is None else {self.partition_key: partition, self.sort_key: sort}
+        return (
+            {self.partition_key: partition}
+            if self.sort_key is None
+            else {self.partition_key: partition, self.sort_key: sort}
+        )
 
     def index(self, name: str) -> Index:
         try:
             return self.indexes[name]
         except KeyError:
-            raise ModelError(f"{self.name}: expected one of the indexes {sorted(self.indexes)}, found {name!r}") from None
+            raise ModelError(
+                f"{self.name}: expected one of the indexes {sorted(self.indexes)}, found {name!r}"
+            ) from None
 
     # --- write sharding ------------------------------------------------------------------------------------
 

@@ -439,7 +439,7 @@ class FastDynamoDB:
         if status >= 300:
             raise self._error(op, response)
         if op.blobs and b'"B' in body:
-            parsed = self._parser.parse(self._response_dict(op, response), op.model.output_shape)
+            parsed: dict[str, Any] = self._parser.parse(self._response_dict(op, response), op.model.output_shape)
             parsed["ResponseMetadata"].update(MaxAttemptsReached=True, RetryAttempts=0)
             return parsed
         raw = _loads(body) if body else {}
@@ -475,7 +475,8 @@ class FastDynamoDB:
             if error_shape is not None:
                 parsed.update(parser.parse(response_dict, error_shape))
         parsed.setdefault("ResponseMetadata", {}).update(MaxAttemptsReached=True, RetryAttempts=0)
-        return self.exceptions.from_code(code)(parsed, op.name)
+        error: Exception = self.exceptions.from_code(code)(parsed, op.name)
+        return error
 
 
 def _raise_param_error(op: _Operation, keys: Iterable[str]) -> None:

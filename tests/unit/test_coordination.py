@@ -1,0 +1,133 @@
+"""FleetReport: windows from several workers merge exactly, in order, and gaps are reported."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dynlocust.coordination import EXIT_ABORTED, EXIT_INCOMPLETE, EXIT_OK, EXIT_SLO, FleetReport
+from dynlocust.pacing import split_segment
+from dynlocust.results import ResultsWriter, read_results
+from dynlocust.saturation import Saturation
+from dynlocust.scenario import load_scenario_text
+from dynlocust.scenario.plan import build_plan
+from dynlocust.windows import WindowStats
+
+SCENARIO = """\
+name: unit
+target: {local: {capacity_scale: 0.1}}
+tables:
+  - {name: t, partition_key: {name: pk, type: S}}
+workload:
+  item_size: 100
+  operations: [{op: put, weight: 1}]
+phases:
+  - steps: [{rate: 10, window: 2s}, {rate: 20, window: 2s}]
+concurrency: 2
+deadline: 1s
+bin: 1s
+SLOS
+"""
+
+IDLE = Saturation(False, (), 0.1, 0.001, 0, 0)
+
+
+def make_report(tmp_path: Path, workers: int, slos: str = "") -> FleetReport:
+    scenario = load_scenario_text(SCENARIO.replace("SLOS", slos), "unit.yaml")
+    report = FleetReport(
+        scenario, build_plan(scenario, t0=1000.0), ResultsWriter(tmp_path / "r.jsonl"), workers, out=io.StringIO()
+    )
+    report.start(run_id="unit")
+    return report
+
+
+def worker_window(report: FleetReport, index: int, worker: int, kinds: dict[str, int]) -> dict[str, Any]:
+    window = report.plan.windows[index]
+    segment = split_segment(index, window.start, window.duration, window.rate, [1.0] * report.worker_count)[worker]
+    stats = WindowStats.for_segment(segment, bin_seconds=1.0)
+    for kind, n in kinds.items():
+        for i in range(n):
+            stats.record(
+                at=window.start + i * 0.01, kind=kind, code="ThrottlingException" if kind == "throttled" else None,
+                reasons=["TableWriteKeyRangeThroughputExceeded"] if kind == "throttled" else [],
+                latency=0.002 * (i + 1), latency_from_intended=0.003 * (i + 1), write_units=1.0,
+            )  # fmt: skip
+    record = stats.to_dict()
+    record.update(phase=window.phase, saturation=IDLE.to_dict(), worker_index=worker)
+    return record
+
+
+def totals(worker: int, sent: int, abort: str | None = None) -> dict[str, Any]:
+    return {"worker_index": worker, "sent": sent, "read_units": 0.0, "write_units": float(sent), "abort_reason": abort}
+
+
+def test_windows_merge_exactly_and_in_order_whatever_the_arrival_order(tmp_path: Path) -> None:
+    report = make_report(tmp_path, 2)
+    report.add_window(1, worker_window(report, 1, 1, {"ok": 15, "throttled": 5}))  # window 1 before window 0
+    report.add_window(0, worker_window(report, 0, 0, {"ok": 10}))
+    assert report.closed == []
+    report.add_window(1, worker_window(report, 0, 1, {"ok": 9, "condition_failed": 1}))
+    assert [w.index for w in report.closed] == [0]
+    report.add_window(0, worker_window(report, 1, 0, {"ok": 20}))
+    assert [w.index for w in report.closed] == [0, 1]
+    assert report.closed[0].summary["sent"] == 20 and report.closed[0].summary["accepted"] == 19
+    assert report.closed[1].summary["throttled"] == 5 and report.closed[1].verdict == "throttled"
+    assert report.closed[0].summary["offered"] == 20 and report.closed[1].summary["offered"] == 40
+    report.worker_done(0, totals(0, 30))
+    assert report.exit_code is None
+    report.worker_done(1, totals(1, 30))
+    assert report.exit_code == EXIT_OK
+    records = read_results(tmp_path / "r.jsonl")
+    assert [r["type"] for r in records] == ["run", "window", "window", "end"]
+    assert records[1]["workers"]["0"]["sent"] == 10 and records[1]["workers"]["1"]["sent"] == 10
+    assert records[-1]["sent"] == 60 and records[-1]["write_units"] == 60
+
+
+def test_a_lost_worker_leaves_partial_windows_and_an_incomplete_run(tmp_path: Path) -> None:
+    report = make_report(tmp_path, 2)
+    report.add_window(0, worker_window(report, 0, 0, {"ok": 10}))
+    report.add_window(1, worker_window(report, 0, 1, {"ok": 10}))
+    report.add_window(0, worker_window(report, 1, 0, {"ok": 20}))
+    report.worker_lost(1)
+    report.worker_done(0, totals(0, 30))
+    assert [w.missing_workers for w in report.closed] == [[], [1]]
+    assert report.closed[1].verdict == "partial"
+    assert report.exit_code == EXIT_INCOMPLETE
+    assert "worker 1 lost" in report.out.getvalue()  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("slos", "abort", "expected"),
+    [
+        ("slos: [{window: all, max_throttle_ratio: 0.0}]", None, EXIT_SLO),
+        ("slos: [{window: all, max_throttle_ratio: 0.5}]", None, EXIT_OK),
+        ("", "request ceiling reached", EXIT_ABORTED),
+    ],
+)
+def test_exit_code_from_slos_and_aborts(tmp_path: Path, slos: str, abort: str | None, expected: int) -> None:
+    report = make_report(tmp_path, 1, slos)
+    report.add_window(0, worker_window(report, 0, 0, {"ok": 18, "throttled": 2}))
+    report.add_window(0, worker_window(report, 1, 0, {"ok": 40}))
+    report.worker_done(0, totals(0, 60, abort))
+    assert report.exit_code == expected
+
+
+def test_a_worker_that_stopped_early_does_not_hold_the_fleet(tmp_path: Path) -> None:
+    report = make_report(tmp_path, 2)
+    report.add_window(0, worker_window(report, 0, 0, {"ok": 10}))
+    report.add_window(1, worker_window(report, 0, 1, {"ok": 10}))
+    report.worker_done(1, totals(1, 10, "cost ceiling reached"))
+    report.add_window(0, worker_window(report, 1, 0, {"ok": 20}))
+    report.worker_done(0, totals(0, 30))
+    assert [w.missing_workers for w in report.closed] == [[], [1]]
+    assert report.exit_code == EXIT_ABORTED
+
+
+def test_clock_offset_is_estimated_from_one_round_trip(tmp_path: Path) -> None:
+    report = make_report(tmp_path, 1)
+    report.clock = lambda: 10.010  # type: ignore[method-assign]
+    report.record_clock(0, master_sent=10.000, worker_time=10.105)
+    assert report.clock_offsets[0] == pytest.approx(0.100)
