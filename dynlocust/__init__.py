@@ -9,9 +9,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["DynamoDBUser", "__version__"]
+__all__ = ["DynamoDBUser", "FastDynamoDBUser", "__version__"]
 
 if TYPE_CHECKING:
+    from dynlocust.fast_users import FastDynamoDBUser
     from dynlocust.users import DynamoDBUser
 
 
@@ -20,4 +21,8 @@ def __getattr__(name: str) -> Any:
         from dynlocust.users import DynamoDBUser
 
         return DynamoDBUser
+    if name == "FastDynamoDBUser":
+        from dynlocust.fast_users import FastDynamoDBUser
+
+        return FastDynamoDBUser
     raise AttributeError(f"module 'dynlocust' has no attribute {name!r}")

@@ -9,17 +9,15 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import locust  # first: it monkey-patches for gevent before botocore is imported
-from locust import User
 
 from dynlocust import plugin
-from dynlocust.client import DynamoDBClient
 from dynlocust.errors import ConfigurationError
 from dynlocust.settings import Settings
-from dynlocust.transport.boto3 import MIN_POOL
 from dynlocust.transport.fast import FastDynamoDB, make_fast_client
+from dynlocust.users import DynamoDBUser, pool_size
 
 
-class FastDynamoDBUser(User):
+class FastDynamoDBUser(DynamoDBUser):
     """Subclass it and write tasks against `self.client` as you would against `boto3.client("dynamodb")`.
 
     The data-plane operations (put/get/update/delete_item, query, scan, batch and transact calls) go over the fast
@@ -27,35 +25,21 @@ class FastDynamoDBUser(User):
     """
 
     abstract = True
-    deadline: ClassVar[float | None] = None
-    """Total deadline of one call in seconds; `None` takes `--deadline` (default 8 s)."""
-    raise_errors: ClassVar[bool] = False
-    """Re-raise botocore's exception after reporting a failed call (default: return None, as Locust clients do)."""
     verify: ClassVar[bool | str] = True
     """TLS verification for https endpoints: True (system/certifi bundle), False, or a CA bundle path."""
 
-    def __init__(self, environment: Any) -> None:
-        super().__init__(environment)
-        settings = plugin.settings_for(environment)
-        raw = shared_fast_client(environment, self.host or None, settings, self.verify)
-        self.client = DynamoDBClient(
-            raw,
-            environment.events.request,
-            deadline=self.deadline if self.deadline is not None else settings.deadline,
-            raise_errors=self.raise_errors,
-        )
+    def _raw_client(self, environment: Any, settings: Settings) -> Any:
+        return shared_fast_client(environment, self.host or None, settings, self.verify)
 
 
 TRANSPORTS = ("boto3", "fast")
 
 
-def user_base(transport: str) -> type[User]:
+def user_base(transport: str) -> type[DynamoDBUser]:
     """The user class a scenario's `transport: fast | boto3` selects; tasks run unchanged on either."""
     if transport == "fast":
         return FastDynamoDBUser
     if transport == "boto3":
-        from dynlocust.users import DynamoDBUser
-
         return DynamoDBUser
     raise ConfigurationError(f"transport: expected one of {', '.join(TRANSPORTS)}, found {transport!r}")
 
@@ -73,18 +57,11 @@ def shared_fast_client(
             region=settings.region,
             connect_timeout=settings.connect_timeout,
             read_timeout=settings.effective_read_timeout,
-            pool_size=_pool_size(environment, settings),
+            pool_size=pool_size(environment, settings),
             verify=verify,
         )
         clients[key] = client
     return client
-
-
-def _pool_size(environment: Any, settings: Settings) -> int:
-    if settings.pool_size:
-        return settings.pool_size
-    users = getattr(environment.parsed_options, "num_users", None) or 0
-    return max(int(users), MIN_POOL)
 
 
 __all__ = ["TRANSPORTS", "FastDynamoDBUser", "locust", "shared_fast_client", "user_base"]

@@ -33,6 +33,7 @@ import dynlocust.metrics  # noqa: F401 - registers the Prometheus /metrics liste
 from dynlocust import coordination, plugin
 from dynlocust.coordination import FleetReport
 from dynlocust.errors import DynlocustError
+from dynlocust.fast_users import shared_fast_client
 from dynlocust.results import ResultsWriter
 from dynlocust.runner import ScenarioRun
 from dynlocust.scenario import load_scenario
@@ -315,6 +316,12 @@ class ScenarioUser(DynamoDBUser):
         state = _STATES.get(environment)
         if state is not None:
             self.client.deadline = state.scenario.deadline
+
+    def _raw_client(self, environment: Any, settings: Any) -> Any:
+        state = _STATES.get(environment)
+        if state is not None and state.scenario.transport == "fast":
+            return shared_fast_client(environment, self.host or None, settings)
+        return super()._raw_client(environment, settings)
 
     @task
     def send(self) -> None:

@@ -33,13 +33,16 @@ class DynamoDBUser(User):
     def __init__(self, environment: Any) -> None:
         super().__init__(environment)
         settings = plugin.settings_for(environment)
-        raw = _shared_raw_client(environment, self.host or None, settings, self.botocore_config)
         self.client = DynamoDBClient(
-            raw,
+            self._raw_client(environment, settings),
             environment.events.request,
             deadline=self.deadline if self.deadline is not None else settings.deadline,
             raise_errors=self.raise_errors,
         )
+
+    def _raw_client(self, environment: Any, settings: Settings) -> Any:
+        """The process-wide transport client this user's calls go through (a transport picks its own)."""
+        return _shared_raw_client(environment, self.host or None, settings, self.botocore_config)
 
 
 def _shared_raw_client(environment: Any, host: str | None, settings: Settings, config: Config | None) -> Any:
@@ -52,14 +55,15 @@ def _shared_raw_client(environment: Any, host: str | None, settings: Settings, c
             region=settings.region,
             connect_timeout=settings.connect_timeout,
             read_timeout=settings.effective_read_timeout,
-            pool_size=_pool_size(environment, settings),
+            pool_size=pool_size(environment, settings),
             user_config=config,
         )
         clients[key] = client
     return client
 
 
-def _pool_size(environment: Any, settings: Settings) -> int:
+def pool_size(environment: Any, settings: Settings) -> int:
+    """Connections per process: `--pool-size`, else one per Locust user (at least `MIN_POOL`)."""
     if settings.pool_size:
         return settings.pool_size
     users = getattr(environment.parsed_options, "num_users", None) or 0

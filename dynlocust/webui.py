@@ -239,6 +239,8 @@ def install(environment: Any, web_ui: Any) -> None:
     """Add the DynamoDB tabs, their data, the chart and the live report to a Locust web UI."""
     from flask import Blueprint, Response, request
 
+    if "dynlocust" in web_ui.app.blueprints:  # installed already (init fired twice)
+        return
     web_ui.template_args["extended_tabs"] = [
         {"title": "DynamoDB", "key": TAB},
         {"title": "DynamoDB throttles", "key": THROTTLE_TAB},

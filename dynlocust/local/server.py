@@ -12,6 +12,7 @@ import logging
 import math
 import os
 import random
+import socket
 import time
 import zlib
 from collections.abc import Callable
@@ -168,6 +169,10 @@ class LocalServer:
         """Serve one keep-alive connection until the client closes it or asks `Connection: close`."""
         import gevent
 
+        # responses go out in one sendall; without NODELAY a multi-segment page (a 1 MB Query) can wait for
+        # the client's delayed ACK
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         recv = sock.recv
         buf = b""
         latency = self.config.latency_model

@@ -91,6 +91,13 @@ def _reader_for(hint: Any) -> Callable[[Any], Any] | None:
     return _SCALAR_READERS.get(hint)
 
 
+def _is_set_hint(hint: Any) -> bool:
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_is_set_hint(arg) for arg in typing.get_args(hint))
+    return hint in (set, frozenset) or origin in (set, frozenset, typing.AbstractSet)
+
+
 def _key_type(hint: Any, where: str) -> str:
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):
@@ -141,17 +148,24 @@ class Model(Generic[T]):
             (name, reader) for name, reader in readers.items() if reader is not None
         )
         self._float_fields = tuple(name for name in self.fields if hints.get(name) in (float, float | None))
+        self._set_fields = tuple(name for name in self.fields if _is_set_hint(hints.get(name)))
 
     # --- entities <-> plain items ---------------------------------------------------------------------------
 
     def to_item(self, entity: T) -> dict[str, Any]:
-        """The entity as a plain dict of attribute values; `None` fields are left out, as DynamoDB has no nulls
-        in keys and an absent attribute reads back as the field's default."""
+        """The entity as a plain dict of attribute values.
+
+        `None` fields and empty sets are left out (DynamoDB stores neither in a key or a set); an absent attribute
+        reads back as the field's default.
+        """
         data = entity.__dict__ if hasattr(entity, "__dict__") else {n: getattr(entity, n) for n in self.fields}
         item = {name: data[name] for name in self.fields if data[name] is not None}
         for name in self._float_fields:
             if name in item:
                 item[name] = _from_float(item[name])
+        for name in self._set_fields:
+            if name in item and not item[name]:
+                del item[name]
         return item
 
     def from_item(self, item: Mapping[str, Any]) -> T:

@@ -158,7 +158,8 @@ class Repository(Generic[T]):
     ) -> int:
         """Find items through an index, then update each by its table key in one transaction; returns the count."""
         found = self._query_raw(partition, index=index, limit=limit, keys_only=True)
-        keys = [{name: item[name] for name in self.model.key_names} for item in found]
+        names, serialize = self.model.key_names, self._serialize_item
+        keys = [serialize({name: item[name] for name in names}) for item in found]
         self._transact([{"Update": self._update_request(key, changes)} for key in keys], "update_through_index")
         return len(keys)
 

@@ -64,6 +64,19 @@ def _nice_max(value: float) -> float:
     return 10 * magnitude
 
 
+def _nice_ticks(lo: float, hi: float, target: int = 6) -> list[float]:
+    """Round tick values (steps of 1, 2, 2.5, 5 x 10^n) covering [lo, hi]."""
+    span = hi - lo
+    if span <= 0:
+        return [lo]
+    raw = span / target
+    magnitude = 10 ** math.floor(math.log10(raw))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+    first = math.ceil(lo / step - 1e-9) * step
+    count = math.floor((hi - first) / step + 1e-9) + 1
+    return [round(first + i * step, 10) for i in range(count)]
+
+
 def _fmt(v: float) -> str:
     return f"{v:,.0f}" if abs(v) >= 10 or v == 0 else f"{v:,.2g}"
 
@@ -102,12 +115,12 @@ def line_chart_svg(
         f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>',
         f'<text x="{left}" y="18" font-size="13" font-weight="bold">{escape(title)}</text>',
     ]
-    for i in range(5):
-        v = y1 * i / 4
+    for i in range(6):
+        v = y1 * i / 5
         y = sy(v)
         out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" stroke="#e0e0e0"/>')
         out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{_fmt(v)}</text>')
-    for v in x_ticks if x_ticks is not None else [x0 + (x1 - x0) * i / 5 for i in range(6)]:
+    for v in x_ticks if x_ticks is not None else _nice_ticks(x0, x1):
         x = sx(v)
         out.append(f'<line x1="{x:.1f}" y1="{top + ph}" x2="{x:.1f}" y2="{top + ph + 4}" stroke="#333"/>')
         out.append(f'<text x="{x:.1f}" y="{top + ph + 16}" text-anchor="middle">{_fmt(v)}</text>')

@@ -4,6 +4,7 @@ PromQL returns data."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -146,17 +147,40 @@ def dashboard_queries() -> list[tuple[str, str]]:
     return [(name, expr.replace("$__rate_interval", "5s").replace("$__interval", "2s")) for name, expr in queries]
 
 
-def run_standalone(scenario: Path, metrics_port: int, results_dir: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+def stop_group(proc: subprocess.Popen[Any], grace: float = 15.0) -> None:
+    """End a child started with `start_new_session` and everything it started (the embedded endpoint)."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)  # Locust quits cleanly and stops its endpoint
+        try:
+            proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(5)
+
+
+def run_bounded(argv: list[str], cwd: Path, env: dict[str, str], timeout: float = 120) -> tuple[int, str]:
+    """Run to completion; on timeout stop the whole process group rather than orphan its children."""
+    with open(cwd / f"output-{time.monotonic_ns()}.txt", "w+") as out:
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            proc.wait(timeout)
+        finally:
+            stop_group(proc)
+        out.seek(0)
+        return proc.returncode, out.read()
+
+
+def run_standalone(scenario: Path, metrics_port: int, results_dir: Path) -> tuple[int, str]:
+    return run_bounded(
         [
             sys.executable, "-m", "dynlocust.cli", "run", str(scenario), "--metrics-port", str(metrics_port),
             "--results-dir", str(results_dir), "--run-id", "prom-e2e", "--loglevel", "WARNING",
         ],
-        cwd=scenario.parent, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=120,
+        scenario.parent, {**os.environ, "PYTHONPATH": str(ROOT)},
     )  # fmt: skip
 
 
-def run_fleet(scenario: Path, metrics_port: int, results_dir: Path) -> subprocess.CompletedProcess[str]:
+def run_fleet(scenario: Path, metrics_port: int, results_dir: Path) -> tuple[int, str]:
     """A master and two workers (`locust -f dynlocust/locustfile.py`); Prometheus scrapes only the master."""
     master_port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -164,25 +188,25 @@ def run_fleet(scenario: Path, metrics_port: int, results_dir: Path) -> subproces
     common += ["--scenario", str(scenario), "--loglevel", "WARNING"]
     worker_args = ["--worker", "--master-host", "127.0.0.1", "--master-port", str(master_port)]
     workers = [
-        subprocess.Popen([*common, *worker_args], cwd=scenario.parent, env=env, stdout=subprocess.DEVNULL)
+        subprocess.Popen(
+            [*common, *worker_args], cwd=scenario.parent, env=env, stdout=subprocess.DEVNULL, start_new_session=True
+        )
         for _ in range(2)
     ]
     try:
-        return subprocess.run(
+        return run_bounded(
             [
                 *common, "--master", "--master-bind-host", "127.0.0.1", "--master-bind-port", str(master_port),
                 "--headless", "--expect-workers", "2", "-u", "10", "-r", "10", "--metrics-port", str(metrics_port),
                 "--results-dir", str(results_dir), "--run-id", "prom-e2e",
             ],
-            cwd=scenario.parent, env=env, capture_output=True, text=True, timeout=120,
+            scenario.parent, env,
         )  # fmt: skip
     finally:
         for worker in workers:
-            try:
-                worker.wait(20)
-            except subprocess.TimeoutExpired:
-                worker.kill()
-                worker.wait(5)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                worker.wait(20)  # the master's quit ends them
+            stop_group(worker)
 
 
 @pytest.mark.slow
@@ -193,9 +217,9 @@ def test_prometheus_scrapes_a_throttled_run(prometheus: tuple[Prometheus, int], 
     scenario.write_text(SCENARIO)
     started = time.time()
     run = run_standalone if mode == "standalone" else run_fleet
-    result = run(scenario, metrics_port, tmp_path / "results")
+    code, output = run(scenario, metrics_port, tmp_path / "results")
     ended = time.time()
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    assert code == 0, output[-4000:]
     totals = run_totals(tmp_path / "results" / "prom-e2e" / "results.jsonl")
     assert totals["throttled"] > 0, "the scenario did not throttle: nothing to compare"
 

@@ -77,6 +77,7 @@ def test_quickstart_reproduces_the_ceiling_and_reconciles_with_the_server(
 SMALL = """\
 name: small
 target: {local: {capacity_scale: 1.0}}
+transport: TRANSPORT
 tables:
   - {name: t, partition_key: {name: pk, type: S}}
 workload:
@@ -90,10 +91,29 @@ bin: 1s
 """
 
 
-def small_scenario(tmp_path: Path, rate: int, users: int) -> Path:
+def small_scenario(tmp_path: Path, rate: int, users: int, transport: str = "boto3") -> Path:
     path = tmp_path / "small.yaml"
-    path.write_text(SMALL.replace("RATE", str(rate)).replace("USERS", str(users)))
+    path.write_text(SMALL.replace("RATE", str(rate)).replace("USERS", str(users)).replace("TRANSPORT", transport))
     return path
+
+
+@pytest.mark.parametrize("transport", ["boto3", "fast"])
+def test_both_transports_reconcile_with_the_server(tmp_path: Path, transport: str) -> None:
+    endpoint = LocalEndpoint(capacity_scale=0.01).start()  # ~41 writes/s: 60/s offered throttles
+    try:
+        scenario = small_scenario(tmp_path, 60, 5, transport)
+        result = run_dynlocust(scenario, tmp_path, "--host", endpoint.url, run_id=transport)
+        server = server_counts(endpoint.stats(), f"t-{transport}", ("PutItem",))
+    finally:
+        endpoint.stop()
+    assert result.returncode == 0, result.stderr[-3000:]
+    sent = sum(w["summary"]["sent"] for w in result.windows)
+    accepted = sum(w["summary"]["accepted"] for w in result.windows)
+    throttled = sum(w["summary"]["throttled"] for w in result.windows)
+    offered = sum(w["summary"]["offered"] for w in result.windows)
+    dropped = sum(w["summary"]["dropped"] for w in result.windows)
+    assert offered == 360 and sent + dropped == offered and throttled > 0
+    assert (server["ok"], server["throttled"], server["error"]) == (accepted, throttled, sent - accepted - throttled)
 
 
 @pytest.mark.slow
@@ -137,13 +157,13 @@ def test_validate_accepts_every_shipped_scenario() -> None:
 
 def test_validate_names_file_line_and_key_without_traceback(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
-    bad.write_text(SMALL.replace("RATE", "-5").replace("USERS", "2"))
+    bad.write_text(SMALL.replace("RATE", "-5").replace("USERS", "2").replace("TRANSPORT", "boto3"))
     proc = subprocess.run(
         [sys.executable, "-m", "dynlocust.cli", "validate", str(bad)],
         capture_output=True, text=True, timeout=60, cwd=ROOT,
     )  # fmt: skip
     assert proc.returncode == 2
-    assert f"{bad}:9: phases[0].steps[0].rate" in proc.stderr
+    assert f"{bad}:10: phases[0].steps[0].rate" in proc.stderr
     assert "Traceback" not in proc.stderr
 
 

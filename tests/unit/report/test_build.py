@@ -38,6 +38,7 @@ def test_complete_run_matches_the_recorded_windows() -> None:
     recorded = _windows(COMPLETE)
     assert not report.partial and report.notes == []
     assert report.run_id == "r1" and report.scenario == "quickstart"
+    assert report.warnings == []
     assert [w.index for w in report.windows] == [r["index"] for r in recorded]
     for w, r in zip(report.windows, recorded, strict=True):
         assert w.verdict == r["verdict"]
@@ -89,15 +90,17 @@ def test_an_empty_results_file_is_a_report_error(tmp_path: Path) -> None:
         build.load_report(path)
 
 
-def _two_workers(tmp_path: Path, *, drop_window: int | None = None) -> Path:
+def _per_worker(tmp_path: Path, *, drop_window: int | None = None) -> Path:
+    """The complete run as two workers' own records (no master merge), optionally one worker missing a window."""
     out = []
     for r in _records(COMPLETE):
         if r["type"] == "run":
             out.append({**r, "worker_count": 2})
         elif r["type"] == "window":
-            out.append(r)
+            own = {k: v for k, v in r.items() if k not in ("workers", "missing_workers")}
+            out.append({**own, "worker_index": 0})
             if r["index"] != drop_window:
-                out.append({**r, "worker_index": 1})
+                out.append({**own, "worker_index": 1})
         else:
             out.append(r)
     path = tmp_path / "results.jsonl"
@@ -105,8 +108,8 @@ def _two_workers(tmp_path: Path, *, drop_window: int | None = None) -> Path:
     return path
 
 
-def test_workers_merge_by_window_index(tmp_path: Path) -> None:
-    report = build.load_report(_two_workers(tmp_path))
+def test_per_worker_records_merge_by_window_index(tmp_path: Path) -> None:
+    report = build.load_report(_per_worker(tmp_path))
     recorded = _windows(COMPLETE)
     assert not report.partial
     for w, r in zip(report.windows, recorded, strict=True):
@@ -116,13 +119,34 @@ def test_workers_merge_by_window_index(tmp_path: Path) -> None:
         assert w.verdict == r["verdict"]
 
 
-def test_a_missing_worker_makes_its_window_partial(tmp_path: Path) -> None:
-    report = build.load_report(_two_workers(tmp_path, drop_window=1))
+def test_a_worker_missing_from_a_window_makes_it_partial(tmp_path: Path) -> None:
+    report = build.load_report(_per_worker(tmp_path, drop_window=0))
     assert report.partial
-    assert any("fewer than 2 workers" in n for n in report.notes)
-    assert report.windows[1].summary["partial"] is True
-    # client-bound outranks partial (windows.verdict's precedence)
-    assert report.windows[1].verdict in ("client-bound", "partial")
+    assert any("windows [0] have results from fewer than 2 workers" in n for n in report.notes)
+    assert report.windows[0].summary["partial"] is True
+    assert report.windows[0].verdict == "partial"  # window 0 of the fixture was "ok"
+    assert report.windows[1].workers == 2
+
+
+def test_a_master_merged_window_with_a_lost_worker_is_partial(tmp_path: Path) -> None:
+    out = []
+    for r in _records(COMPLETE):
+        if r["type"] == "run":
+            r = {**r, "worker_count": 2}
+        elif r["type"] == "window" and r["index"] == 3:
+            r = {**r, "missing_workers": [1]}
+        elif r["type"] == "end":
+            r = {**r, "lost_workers": [1], "clock_skew": True, "clock_offsets": {"0": 0.08}}
+        out.append(r)
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in out))
+    report = build.load_report(path)
+    assert report.partial
+    assert "workers [1] were lost" in report.notes
+    assert any("windows [0, 1, 2, 3]" in n for n in report.notes)  # every record names one worker of two
+    assert report.warnings == ["worker clocks are skewed from the master's (worker 0: +80.0 ms)"]
+    assert "Warning: worker clocks are skewed" in markdown.render(report)
+    assert "Warning: worker clocks are skewed" in html.render(report)
 
 
 @pytest.mark.parametrize(
@@ -211,6 +235,20 @@ def test_csv_rows_add_up_to_the_report() -> None:
 )
 def test_nice_axis_maximum(value: float, expected: float) -> None:
     assert plots._nice_max(value) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi", "expected"),
+    [
+        (0, 60, [0, 10, 20, 30, 40, 50, 60]),
+        (0, 68, [0, 20, 40, 60]),
+        (3, 17, [5, 7.5, 10, 12.5, 15]),
+        (0, 1, [0, 0.2, 0.4, 0.6, 0.8, 1]),
+        (5, 5, [5]),
+    ],
+)
+def test_nice_ticks(lo: float, hi: float, expected: list[float]) -> None:
+    assert plots._nice_ticks(lo, hi) == pytest.approx(expected)
 
 
 def test_charts_of_an_empty_series_still_render() -> None:

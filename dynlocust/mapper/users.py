@@ -1,0 +1,244 @@
+"""`MapperUser`: time any mapper's operations as Locust requests, with dynlocust's deadlines and outcomes.
+
+Why a proxy rather than per-mapper instrumentation: a mapper operation may make several calls (a query then a
+transaction, N shard queries) and what a team wants to know is what the *operation* costs under load. So one
+request event is fired per operation, named `<model>.<operation>`, around the whole call, with a total deadline and
+the outcome classified from whatever botocore exception is inside the mapper's own (PynamoDB wraps them). Lazy
+results (PynamoDB's query and scan iterators) are drained inside the timed region, where the network work happens.
+
+Adapters: `self.repository(Entity)` (dynlocust's mapper), `self.pynamodb(Model)` (PynamoDB, optional) and
+`self.table(name)` (boto3's resource `Table`). All run with retries off.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, ClassVar
+
+import locust  # noqa: F401 - first: it monkey-patches for gevent before botocore is imported
+from locust import User
+
+import gevent
+
+from dynlocust import plugin
+from dynlocust.client import RequestFailed
+from dynlocust.errors import ConfigurationError
+from dynlocust.mapper.model import model_of
+from dynlocust.mapper.repository import Repository
+from dynlocust.outcomes import UNPROCESSED, DeadlineExceeded, Outcome, classify
+from dynlocust.transport.boto3 import LOCAL_CREDENTIALS, MIN_POOL, is_local_endpoint, make_client, retry_free_config
+
+REQUEST_TYPE = "Mapper"
+_LAZY_RESULTS = ("ResultIterator", "Generator")
+
+
+def _botocore_error(exc: BaseException) -> BaseException:
+    """The botocore exception a mapper's own error wraps (PynamoDB keeps it as `.cause`), else the error itself."""
+    seen = exc
+    for _ in range(5):
+        inner = getattr(seen, "cause", None) or seen.__cause__
+        if not isinstance(inner, BaseException):
+            break
+        seen = inner
+        if type(seen).__module__.startswith("botocore"):
+            return seen
+    return exc
+
+
+def _unprocessed(result: Any) -> int:
+    leftovers = getattr(result, "unprocessed", None)
+    if isinstance(leftovers, list | tuple):
+        return len(leftovers)
+    if isinstance(result, Mapping):
+        return classify(result).unprocessed
+    return 0
+
+
+class OperationTimer:
+    """Runs one mapper operation under a deadline and fires one Locust request event for it."""
+
+    def __init__(self, request_event: Any, deadline: float, *, raise_errors: bool = False) -> None:
+        self.request_event = request_event
+        self.deadline = deadline
+        self.raise_errors = raise_errors
+        self.last_outcome: Outcome | None = None
+
+    def run(self, name: str, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Call `function`; on failure return None (or re-raise with `raise_errors`), as Locust clients do."""
+        error: BaseException | None = None
+        result: Any = None
+        timer = gevent.Timeout(self.deadline)
+        start = time.perf_counter()
+        timer.start()
+        try:
+            result = function(*args, **kwargs)
+            if type(result).__name__ in _LAZY_RESULTS or isinstance(result, Iterator):
+                result = list(result)
+        except gevent.Timeout as exc:
+            if exc is not timer:
+                raise
+            error = DeadlineExceeded(self.deadline)
+        except Exception as exc:
+            error = exc
+        finally:
+            timer.close()
+        elapsed = time.perf_counter() - start
+        if error is not None:
+            outcome = classify(exception=_botocore_error(error))
+        else:
+            leftovers = _unprocessed(result)
+            outcome = Outcome(UNPROCESSED, "UnprocessedKeys", unprocessed=leftovers) if leftovers else Outcome("ok")
+        self.last_outcome = outcome
+        model, _, operation = name.rpartition(".")
+        self.request_event.fire(
+            request_type=REQUEST_TYPE,
+            name=name,
+            response_time=elapsed * 1000.0,
+            response_length=0,
+            response=result,
+            context={"outcome": outcome, "operation": operation, "table": model or "-", "index": None},
+            exception=None if outcome.ok else RequestFailed(outcome),
+            url=None,
+            start_time=time.time() - elapsed,
+        )
+        if error is not None:
+            if self.raise_errors:
+                raise error
+            return None
+        return result
+
+
+class Instrumented:
+    """A proxy whose method calls are timed as `<prefix>.<method>`; other attributes pass through."""
+
+    def __init__(self, target: Any, prefix: str, timer: OperationTimer) -> None:
+        self._target = target
+        self._prefix = prefix
+        self._timer = timer
+
+    @property
+    def target(self) -> Any:
+        """The wrapped object, for calls that must not be measured (setup, teardown)."""
+        return self._target
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._target, name)
+        if not callable(attribute) or name.startswith("_"):
+            return attribute
+        label = f"{self._prefix}.{name}"
+        run = self._timer.run
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            return run(label, attribute, *args, **kwargs)
+
+        timed.__name__ = name
+        setattr(self, name, timed)
+        return timed
+
+    def __repr__(self) -> str:
+        return f"Instrumented({self._prefix})"
+
+
+class MapperUser(User):
+    """Subclass it and write tasks against mapper adapters; each operation is one Locust request.
+
+    ```python
+    class Shop(MapperUser):
+        def on_start(self):
+            self.orders = self.repository(Order)
+
+        @task
+        def buy(self):
+            self.orders.create(Order(...))        # request "Order.create"
+    ```
+    `self.timed(name, fn, ...)` times any other call (e.g. a PynamoDB instance's `save`).
+    """
+
+    abstract = True
+    deadline: ClassVar[float | None] = None
+    """Total deadline of one operation in seconds; `None` takes `--deadline`."""
+    raise_errors: ClassVar[bool] = False
+
+    def __init__(self, environment: Any) -> None:
+        super().__init__(environment)
+        settings = plugin.settings_for(environment)
+        self._settings = settings
+        self.raw_client = _shared_client(environment, self.host or None, settings)
+        self.timer = OperationTimer(
+            environment.events.request,
+            self.deadline if self.deadline is not None else settings.deadline,
+            raise_errors=self.raise_errors,
+        )
+
+    def timed(self, name: str, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        return self.timer.run(name, function, *args, **kwargs)
+
+    def repository(self, cls: type, *, table: str | None = None) -> Any:
+        """dynlocust's mapper for an `@entity` class, timed as `<Entity>.<operation>`."""
+        return Instrumented(Repository(cls, self.raw_client, table=table), model_of(cls).name, self.timer)
+
+    def table(self, name: str) -> Any:
+        """boto3's document-model `Table` on this user's endpoint, timed as `Table(<name>).<method>`."""
+        return Instrumented(resource_table(self.host or None, name, self._settings), f"Table({name})", self.timer)
+
+    def pynamodb(self, model: type) -> Any:
+        """A PynamoDB model class pointed at this user's endpoint with retries off, timed as `<Model>.<method>`."""
+        configure_pynamodb(model, self.host or None, self._settings, _pool_size(self.environment, self._settings))
+        return Instrumented(model, model.__name__, self.timer)
+
+
+def _pool_size(environment: Any, settings: Any) -> int:
+    users = getattr(getattr(environment, "parsed_options", None), "num_users", None) or 0
+    return max(settings.pool_size or int(users), MIN_POOL)
+
+
+def _shared_client(environment: Any, host: str | None, settings: Any) -> Any:
+    """One retry-free botocore client per process and endpoint, shared by every mapper user (one pool)."""
+    clients = plugin.state_for(environment).clients
+    key = ("mapper", host, settings.region)
+    client = clients.get(key)
+    if client is None:
+        client = make_client(
+            host,
+            region=settings.region,
+            connect_timeout=settings.connect_timeout,
+            read_timeout=settings.effective_read_timeout,
+            pool_size=_pool_size(environment, settings),
+        )
+        clients[key] = client
+    return client
+
+
+def resource_table(host: str | None, name: str, settings: Any) -> Any:
+    """A boto3 resource `Table` with dynlocust's retry-free configuration."""
+    import boto3  # local: locust (gevent) first, and boto3's resource layer only when asked for
+
+    config = retry_free_config(
+        connect_timeout=settings.connect_timeout,
+        read_timeout=settings.effective_read_timeout,
+        pool_size=max(settings.pool_size, MIN_POOL),
+    )
+    kwargs: dict[str, Any] = {"region_name": settings.region, "endpoint_url": host, "config": config}
+    if is_local_endpoint(host):
+        kwargs["aws_access_key_id"], kwargs["aws_secret_access_key"] = LOCAL_CREDENTIALS
+    return boto3.resource("dynamodb", **kwargs).Table(name)
+
+
+def configure_pynamodb(model: type, host: str | None, settings: Any, pool_size: int = 10) -> None:
+    """Point a PynamoDB model at `host` with one attempt per call (PynamoDB retries by default)."""
+    meta = getattr(model, "Meta", None)
+    if meta is None:
+        raise ConfigurationError(f"pynamodb adapter: expected a PynamoDB Model with a Meta class, found {model!r}")
+    meta.host = host
+    meta.region = settings.region
+    meta.max_retry_attempts = 0
+    meta.connect_timeout_seconds = settings.connect_timeout
+    meta.read_timeout_seconds = settings.effective_read_timeout
+    meta.max_pool_connections = max(pool_size, 10)
+    if is_local_endpoint(host) and not getattr(meta, "aws_access_key_id", None):
+        meta.aws_access_key_id, meta.aws_secret_access_key = LOCAL_CREDENTIALS
+    model._connection = None  # type: ignore[attr-defined]  # PynamoDB caches the connection per class
+
+
+__all__ = ["REQUEST_TYPE", "Instrumented", "MapperUser", "OperationTimer", "configure_pynamodb", "resource_table"]

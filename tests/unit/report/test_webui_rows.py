@@ -1,0 +1,47 @@
+"""The rows of the web UI's DynamoDB tabs, from a recorded run (the live path is tested in the browser)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dynlocust import webui
+from dynlocust.report import build
+
+DATA = Path(__file__).parent / "data"
+
+
+def test_window_rows_have_every_column_and_pending_windows() -> None:
+    report = build.load_report(DATA / "killed.jsonl")
+    rows = webui.window_rows(report)
+    keys = [k for k, _ in webui.WINDOW_COLUMNS]
+    assert all(list(r) == keys for r in rows)
+    assert [r["window"] for r in rows] == ["0", "1", "2", "3"]
+    assert [r["verdict"] for r in rows[2:]] == ["pending", "pending"]
+    assert rows[3]["target"] == "200" and rows[3]["offered"] == "-"
+    closed = report.windows[0].summary
+    assert rows[0]["offered"] == f"{closed['offered']:,}"
+    assert rows[0]["verdict"] == report.windows[0].verdict
+
+
+def test_throttle_rows_per_window_then_all() -> None:
+    report = build.load_report(DATA / "complete.jsonl")
+    rows = webui.throttle_rows(report)
+    per_window = [r for r in rows if r["window"] != "all"]
+    total = [r for r in rows if r["window"] == "all"]
+    assert per_window and total
+    assert sum(int(r["requests"].replace(",", "")) for r in per_window) == sum(
+        int(r["requests"].replace(",", "")) for r in total
+    )
+    assert {r["code"] for r in rows} == {"ThrottlingException"}
+    assert all("|" not in r["reason"] for r in rows)
+
+
+def test_throttle_ratio_is_of_sent_requests() -> None:
+    report = build.load_report(DATA / "complete.jsonl")
+    last = report.windows[-1].summary
+    expected = (last["throttled"] + last["unprocessed_requests"]) / last["sent"]
+    assert webui.window_rows(report)[-1]["ratio"] == f"{expected:.1%}"
+
+
+def test_no_run_no_rows() -> None:
+    assert webui.window_rows(None) == [] and webui.throttle_rows(None) == []
