@@ -51,6 +51,12 @@ def _local(args: argparse.Namespace, passthrough: list[str]) -> int:
     return local_main(passthrough)
 
 
+def _report(args: argparse.Namespace, passthrough: list[str]) -> int:
+    from dynlocust.report.build import main as report_main
+
+    return report_main(passthrough)
+
+
 def _validate(args: argparse.Namespace, passthrough: list[str]) -> int:
     from dynlocust.scenario import validate_file
 
@@ -75,10 +81,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("scenario", help="scenario YAML file")
     run.add_argument("--host", default="", help="DynamoDB endpoint URL (default: the scenario's target)")
     run.set_defaults(handler=_run)
-    local = commands.add_parser(
-        "local", help="serve the local DynamoDB-compatible endpoint", add_help=False, prefix_chars="\0"
-    )
+    local = commands.add_parser("local", help="serve the local DynamoDB-compatible endpoint", add_help=False)
     local.set_defaults(handler=_local)
+    report = commands.add_parser(
+        "report", help="rebuild the HTML, Markdown, CSV and PNG reports of a results file", add_help=False
+    )
+    report.set_defaults(handler=_report)
     validate = commands.add_parser("validate", help="check scenario files and summarise them")
     validate.add_argument("files", nargs="+", help="scenario YAML files")
     validate.set_defaults(handler=_validate)

@@ -175,6 +175,7 @@ class FleetReport:
         self.closed.append(closed)
         record = stats.to_dict()
         record.update(
+            summary=summary,
             phase=window.phase,
             verdict=window_verdict,
             saturation=saturation.to_dict(),

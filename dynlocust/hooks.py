@@ -29,8 +29,9 @@ from locust.runners import STATE_MISSING, MasterRunner, WorkerRunner
 
 import gevent
 
-import dynlocust.metrics  # noqa: F401 - registers the Prometheus /metrics listeners (init, quitting)
-from dynlocust import coordination, plugin
+import dynlocust.metrics  # registers the Prometheus /metrics listeners (init, quitting)
+import dynlocust.webui  # noqa: F401 - the DynamoDB tab in Locust's web UI (init listener)
+from dynlocust import coordination, plugin, redact, safety
 from dynlocust.coordination import FleetReport
 from dynlocust.errors import DynlocustError
 from dynlocust.fast_users import shared_fast_client
@@ -90,6 +91,7 @@ def _fail(message: str, code: int = 2) -> None:
 
 @events.init.add_listener
 def _on_init(environment: Any, **_kwargs: Any) -> None:
+    redact.install()
     settings = plugin.settings_for(environment)
     if not settings.scenario:
         _fail("--scenario: expected a scenario YAML file (or DYNLOCUST_SCENARIO), found none")
@@ -103,6 +105,7 @@ def _on_init(environment: Any, **_kwargs: Any) -> None:
     runner = environment.runner
     if isinstance(runner, WorkerRunner):
         runner.register_message(coordination.PLAN, lambda msg, **_kw: _on_plan(environment, msg.data))
+        safety.guard_worker(environment, lambda: state.run)
         return
     state.run_id = settings.run_id or new_run_id()
     state.results_path = Path(settings.results_dir) / state.run_id / "results.jsonl"
@@ -212,6 +215,7 @@ def _on_test_start(environment: Any, **_kwargs: Any) -> None:
             on_done=lambda totals: report.worker_done(0, totals),
         )
         state.run.start()
+        safety.watch(environment, state)
 
 
 def _watch_workers(environment: Any, state: RunState) -> None:
@@ -257,7 +261,10 @@ def _on_plan(environment: Any, plan: dict[str, Any]) -> None:
         worker_index=index,
         worker_count=int(plan["worker_count"]),
     )
+    results_dir = Path(plugin.settings_for(environment).results_dir) / plan["run_id"]
+    safety.spool_windows(state.run, results_dir / f"worker-{index}.jsonl")
     state.run.start()
+    safety.watch(environment, state, results_dir / f"watchdog-{index}.json")
 
 
 # -- master side -----------------------------------------------------------------------------------------------
@@ -298,7 +305,7 @@ def _on_quitting(environment: Any, **_kwargs: Any) -> None:
     finally:
         try:
             if state.tables is not None:
-                deleted = state.tables.teardown()
+                deleted = safety.shielded(state.tables.teardown)
                 if deleted:
                     log.info("deleted tables %s", ", ".join(deleted))
         finally:
