@@ -109,6 +109,13 @@ class TableManager:
     created: dict[str, str] = field(default_factory=dict)
     """Physical name -> ARN of every table this run created (the only ones teardown may delete)."""
     seconds_to_active: dict[str, float] = field(default_factory=dict)
+    pending: set[str] = field(default_factory=set)
+    """Names whose CreateTable was sent but whose ARN is not yet known (an interrupt can land in between)."""
+    closing: bool = False
+    """Set by teardown: no table is created after it has begun, whatever greenlet is still setting up."""
+    creating: int = 0
+    teardown_wait: float = 10.0
+    """Seconds teardown waits for a CreateTable in flight to answer, and for a CREATING table to become deletable."""
 
     @property
     def physical_names(self) -> dict[str, str]:
@@ -121,9 +128,17 @@ class TableManager:
             if table.use_existing:
                 self._check_existing(name)
                 continue
+            if self.closing:
+                raise TableError(f"table {name!r}: expected to create it, found teardown already under way")
             started = time.monotonic()
-            response = self.client.create_table(**create_table_request(table, name, self.run_id))
+            self.pending.add(name)
+            self.creating += 1
+            try:
+                response = self.client.create_table(**create_table_request(table, name, self.run_id))
+            finally:
+                self.creating -= 1
             self.created[name] = response["TableDescription"]["TableArn"]
+            self.pending.discard(name)
             self._wait_active(name)
             self.seconds_to_active[name] = time.monotonic() - started
 
@@ -175,7 +190,22 @@ class TableManager:
         raise TableError(f"table {name!r}: seeding could not write {len(pending)} items after {SEED_RESENDS} sends")
 
     def teardown(self) -> list[str]:
-        """Delete the tables this run created, each only after its tag proves it is ours. Never raises."""
+        """Delete the tables this run created, each only after its tag proves it is ours. Never raises.
+
+        Safe to call while another greenlet is still creating or seeding (an interrupt during set-up): it stops
+        further creation, waits (bounded) for a CreateTable in flight, and finds tables whose answer never arrived.
+        """
+        self.closing = True
+        until = time.monotonic() + self.teardown_wait
+        while self.creating and time.monotonic() < until:
+            self.sleep(0.05)
+        for name in sorted(self.pending - set(self.created)):
+            try:
+                self.created[name] = self.client.describe_table(TableName=name)["Table"]["TableArn"]
+            except self.client.exceptions.ResourceNotFoundException:
+                self.pending.discard(name)
+            except Exception as exc:
+                log.error("could not look up table %s for teardown: %s", name, exc)
         deleted = []
         for name, arn in list(self.created.items()):
             try:
@@ -185,12 +215,25 @@ class TableManager:
                         "not deleting table %s: its %s tag is %r, not this run's", name, RUN_TAG, tags.get(RUN_TAG)
                     )
                     continue
-                self.client.delete_table(TableName=name)
+                self._delete(name)
                 deleted.append(name)
                 del self.created[name]
+                self.pending.discard(name)
             except Exception as exc:  # teardown must go on with the other tables
                 log.error("could not delete table %s: %s", name, exc)
         return deleted
+
+    def _delete(self, name: str) -> None:
+        """DeleteTable, waiting (bounded) while the table is still CREATING or UPDATING."""
+        until = time.monotonic() + self.teardown_wait
+        while True:
+            try:
+                self.client.delete_table(TableName=name)
+                return
+            except self.client.exceptions.ResourceInUseException:
+                if time.monotonic() > until:
+                    raise
+                self.sleep(0.25)
 
     def _tags(self, arn: str) -> dict[str, str]:
         tags: dict[str, str] = {}

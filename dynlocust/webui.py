@@ -11,6 +11,7 @@ Active once imported by a locustfile (it registers an ``init`` listener); does n
 from __future__ import annotations
 
 import json
+import sys
 import time
 import weakref
 from pathlib import Path
@@ -70,8 +71,9 @@ CHART_SCRIPT = f"""<script>
 
 def _views(environment: Any) -> tuple[FleetReport | None, ScenarioRun | None]:
     """The merged view (master or standalone) and this process's own run (standalone only: live counters)."""
-    from dynlocust import hooks
-
+    hooks = sys.modules.get("dynlocust.hooks")  # not imported: no scenario locustfile, so no scenario run
+    if hooks is None:
+        return None, None
     return hooks.current_report(environment), hooks.current_run(environment)
 
 

@@ -953,7 +953,7 @@ class Backend:
                 changed |= {None, *t.gsis}
             changed.add(None)
         if "OnDemandThroughput" in req:
-            t.on_demand = req["OnDemandThroughput"]
+            t.on_demand = {**(t.on_demand or {}), **req["OnDemandThroughput"]}
             changed.add(None)
         if "WarmThroughput" in req:
             t.warm = {**(t.warm or {}), **req["WarmThroughput"]}
@@ -990,7 +990,7 @@ class Backend:
                 if "ProvisionedThroughput" in u:
                     idx2.provisioned = self._throughput(u["ProvisionedThroughput"], t.billing_mode, "")
                 if "OnDemandThroughput" in u:
-                    idx2.on_demand = u["OnDemandThroughput"]
+                    idx2.on_demand = {**(idx2.on_demand or {}), **u["OnDemandThroughput"]}
                 if "WarmThroughput" in u:
                     idx2.warm = {**(idx2.warm or {}), **u["WarmThroughput"]}
                 changed.add(idx2.name)

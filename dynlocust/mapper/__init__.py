@@ -1,24 +1,53 @@
-"""dynlocust's mapper: values <-> attribute values, entity models, repository operations and the mapper user."""
+"""dynlocust's mapper: values <-> attribute values, entity models, repository operations and the mapper user.
+
+`from dynlocust.mapper import Serializer, Deserializer` is the public entry point. Names are loaded on first use
+(PEP 562) because the serializer imports boto3: importing this package must not pull in botocore (and ssl) before
+a Locust entry point such as `dynlocust.mapper.users` or `.compare` has had gevent patch them.
+"""
 
 from __future__ import annotations
 
-from dynlocust.mapper.deserializer import DeserializationError, Deserializer
-from dynlocust.mapper.serializer import (
-    EmptySetError,
-    MapperError,
-    NumberError,
-    NumberNotFiniteError,
-    SerializationError,
-    Serializer,
-)
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
-__all__ = [
-    "DeserializationError",
-    "Deserializer",
-    "EmptySetError",
-    "MapperError",
-    "NumberError",
-    "NumberNotFiniteError",
-    "SerializationError",
-    "Serializer",
-]
+if TYPE_CHECKING:
+    from dynlocust.mapper.deserializer import DeserializationError, Deserializer
+    from dynlocust.mapper.model import Index, ModelError, entity, model_of
+    from dynlocust.mapper.repository import GetManyResult, Repository
+    from dynlocust.mapper.serializer import (
+        EmptySetError,
+        MapperError,
+        NumberError,
+        NumberNotFiniteError,
+        SerializationError,
+        Serializer,
+    )
+
+_EXPORTS = {
+    "DeserializationError": "deserializer",
+    "Deserializer": "deserializer",
+    "EmptySetError": "serializer",
+    "GetManyResult": "repository",
+    "Index": "model",
+    "MapperError": "serializer",
+    "ModelError": "model",
+    "NumberError": "serializer",
+    "NumberNotFiniteError": "serializer",
+    "Repository": "repository",
+    "SerializationError": "serializer",
+    "Serializer": "serializer",
+    "entity": "model",
+    "model_of": "model",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'dynlocust.mapper' has no attribute {name!r}")
+    value = getattr(import_module(f"dynlocust.mapper.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+__all__ = sorted(_EXPORTS)

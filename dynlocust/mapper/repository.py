@@ -9,9 +9,11 @@ every other call. The client is expected to have retries off (`dynlocust.transpo
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any, Generic, TypeVar
 
 import gevent
@@ -53,30 +55,26 @@ class Repository(Generic[T]):
         self.model: Model[T] = model_of(cls)
         self.client = client
         self.table = table or self.model.table
-        self._serialize_item = (serializer or Serializer()).serialize_item
-        self._deserialize_item = (deserializer or Deserializer()).deserialize_item
+        serializer, deserializer = serializer or Serializer(), deserializer or Deserializer()
+        self._serialize_item = serializer.serialize_item
+        self._deserialize_item = deserializer.deserialize_item
+        codec = self.model.codec(serializer.serialize, deserializer.deserialize)
+        self._item, self._entity, self._key_of, self._key_from = codec
         self._update_expressions: dict[tuple[str, ...], tuple[str, dict[str, str]]] = {}
         pk = self.model.partition_key
         self._not_exists = {"ConditionExpression": "attribute_not_exists(#pk)", "ExpressionAttributeNames": {"#pk": pk}}
 
     # --- helpers ------------------------------------------------------------------------------------------
 
-    def _item(self, entity: T) -> dict[str, Any]:
-        return self._serialize_item(self.model.to_item(entity))
-
-    def _entity(self, item: Mapping[str, Any]) -> T:
-        return self.model.from_item(self._deserialize_item(item))
-
-    def _key_of(self, entity: T) -> dict[str, Any]:
-        return self._serialize_item(self.model.key_values(entity))
-
     def _key(self, key: Any) -> dict[str, Any]:
         """A wire key from an entity, a `(partition, sort)` tuple, or a bare partition value."""
         if isinstance(key, self.model.cls):
             return self._key_of(key)
-        if isinstance(key, tuple):
-            return self._serialize_item(self.model.key(*key))
-        return self._serialize_item(self.model.key(key))
+        try:
+            return self._key_from(*key) if isinstance(key, tuple) else self._key_from(key)
+        except TypeError:
+            self.model.key(*key) if isinstance(key, tuple) else self.model.key(key)  # raises the precise error
+            raise
 
     def _transact(self, actions: list[dict[str, Any]], operation: str) -> None:
         if not actions:
@@ -108,9 +106,12 @@ class Repository(Generic[T]):
             self._update_expressions[key] = cached
         return cached
 
-    def _update_request(self, key: dict[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
+    def _update_request(
+        self, key: dict[str, Any], changes: Mapping[str, Any], values: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         expression, names = self._update_expression(tuple(changes))
-        values = self._serialize_item({f":v{i}": value for i, value in enumerate(changes.values())})
+        if values is None:
+            values = self._update_values(changes)
         return {
             "TableName": self.table,
             "Key": key,
@@ -119,6 +120,9 @@ class Repository(Generic[T]):
             "ExpressionAttributeNames": names,
             "ExpressionAttributeValues": values,
         }
+
+    def _update_values(self, changes: Mapping[str, Any]) -> dict[str, Any]:
+        return self._serialize_item({f":v{i}": value for i, value in enumerate(changes.values())})
 
     def _changes(self, entity: T, fields: Sequence[str]) -> dict[str, Any]:
         item = self.model.to_item(entity)
@@ -158,9 +162,11 @@ class Repository(Generic[T]):
     ) -> int:
         """Find items through an index, then update each by its table key in one transaction; returns the count."""
         found = self._query_raw(partition, index=index, limit=limit, keys_only=True)
-        names, serialize = self.model.key_names, self._serialize_item
-        keys = [serialize({name: item[name] for name in names}) for item in found]
-        self._transact([{"Update": self._update_request(key, changes)} for key in keys], "update_through_index")
+        names = self.model.key_names
+        keys = [{name: item[name] for name in names} for item in found]
+        values = self._update_values(changes)  # the same for every item: serialized once
+        actions = [{"Update": self._update_request(key, changes, values)} for key in keys]
+        self._transact(actions, "update_through_index")
         return len(keys)
 
     def delete(self, key: Any) -> None:
@@ -184,9 +190,7 @@ class Repository(Generic[T]):
         response = self.client.get_item(TableName=self.table, Key=old_key, ConsistentRead=True)
         if "Item" not in response:
             raise ModelError(f"{self.model.name}.move: expected an item at {self.model.key_values(entity)}, found none")
-        current = self._deserialize_item(response["Item"])
-        current.update(new_key)
-        moved = self.model.from_item(current)
+        moved = dataclasses.replace(self._entity(response["Item"]), **new_key)  # type: ignore[type-var]
         exists = {**self._not_exists, "ConditionExpression": "attribute_exists(#pk)"}
         self.client.transact_write_items(
             TransactItems=[
@@ -199,7 +203,7 @@ class Repository(Generic[T]):
     # --- reads --------------------------------------------------------------------------------------------
 
     def get(self, partition: Any, sort: Any = None, *, consistent: bool = False) -> T | None:
-        key = self._serialize_item(self.model.key(partition, sort))
+        key = self._key((partition, sort) if sort is not None else partition)
         response = self.client.get_item(TableName=self.table, Key=key, ConsistentRead=consistent)
         item = response.get("Item")
         return None if item is None else self._entity(item)
@@ -235,7 +239,7 @@ class Repository(Generic[T]):
         forward: bool = True,
         keys_only: bool = False,
     ) -> list[dict[str, Any]]:
-        """Every page of one partition (of the table or an index), deserialized, up to `limit` items."""
+        """Every page of one partition (of the table or an index), as wire items, up to `limit` items."""
         pk = self.model.index(index).partition_key if index else self.model.partition_key
         request: dict[str, Any] = {
             "TableName": self.table,
@@ -257,13 +261,12 @@ class Repository(Generic[T]):
         self, request: dict[str, Any], limit: int | None, page_size: int | None, method: str
     ) -> list[dict[str, Any]]:
         call = getattr(self.client, method)
-        deserialize = self._deserialize_item
         items: list[dict[str, Any]] = []
         while True:
             if page_size or limit:
                 request["Limit"] = min(x for x in (page_size, limit and limit - len(items)) if x)
             response = call(**request)
-            items.extend(deserialize(item) for item in response.get("Items", ()))
+            items.extend(response.get("Items", ()))
             last = response.get("LastEvaluatedKey")
             if not last or (limit is not None and len(items) >= limit):
                 return items
@@ -273,15 +276,15 @@ class Repository(Generic[T]):
         self, partition: Any, *, limit: int | None = None, page_size: int | None = None, forward: bool = True
     ) -> list[T]:
         """All items of one partition in sort order, following pages until done or `limit` items."""
-        from_item = self.model.from_item
-        return [from_item(i) for i in self._query_raw(partition, limit=limit, page_size=page_size, forward=forward)]
+        entity = self._entity
+        return [entity(i) for i in self._query_raw(partition, limit=limit, page_size=page_size, forward=forward)]
 
     def query_index(
         self, index: str, partition: Any, *, limit: int | None = None, page_size: int | None = None
     ) -> list[T]:
         """All items under one partition value of a global secondary index."""
-        from_item = self.model.from_item
-        return [from_item(i) for i in self._query_raw(partition, index=index, limit=limit, page_size=page_size)]
+        entity = self._entity
+        return [entity(i) for i in self._query_raw(partition, index=index, limit=limit, page_size=page_size)]
 
     def scan(
         self, where: Mapping[str, Any] | None = None, *, limit: int | None = None, page_size: int | None = None
@@ -294,23 +297,25 @@ class Repository(Generic[T]):
             request["ExpressionAttributeValues"] = self._serialize_item(
                 {f":w{i}": value for i, value in enumerate(where.values())}
             )
-        from_item = self.model.from_item
-        return [from_item(i) for i in self._pages(request, limit, page_size, "scan")]
+        entity = self._entity
+        return [entity(i) for i in self._pages(request, limit, page_size, "scan")]
 
     def read_sharded(self, base: str, *, page_size: int | None = None) -> list[T]:
         """A write-sharded partition: its N shards queried in parallel greenlets, merged in sort-key order."""
         partitions = self.model.shard_partitions(base)
-        jobs = [gevent.spawn(self._query_raw, p, page_size=page_size) for p in partitions]
+        jobs = [gevent.spawn(self._query_shard, p, page_size) for p in partitions]
         try:
             gevent.joinall(jobs, raise_error=True)
         finally:
             gevent.killall(jobs)  # a failed shard must not leave the others running
-        from_item = self.model.from_item
         sort_key = self.model.sort_key
         if sort_key is None:
-            return [from_item(item) for job in jobs for item in job.value]
-        merged = heapq.merge(*(job.value for job in jobs), key=lambda item: item[sort_key])
-        return [from_item(item) for item in merged]
+            return [entity for job in jobs for entity in job.value]
+        return list(heapq.merge(*(job.value for job in jobs), key=attrgetter(sort_key)))
+
+    def _query_shard(self, partition: str, page_size: int | None) -> list[T]:
+        entity = self._entity
+        return [entity(item) for item in self._query_raw(partition, page_size=page_size)]
 
 
 __all__ = ["MAX_BATCH_GET", "MAX_TRANSACTION", "GetManyResult", "Repository"]

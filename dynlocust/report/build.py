@@ -18,7 +18,7 @@ from typing import Any
 from dynlocust.cost import US_EAST_1, dollars
 from dynlocust.errors import DynlocustError
 from dynlocust.results import ResultsError, read_results
-from dynlocust.windows import ERROR_KINDS, VERDICTS, WindowError, WindowStats
+from dynlocust.windows import ERROR_KINDS, WindowError, WindowStats
 
 RESULTS_NAME = "results.jsonl"
 REPORT_DIR = "report"
@@ -112,7 +112,7 @@ class RunReport:
 
 
 _PRECEDENCE = ("client-bound", "partial", "errors", "throttled", "ok")
-assert set(_PRECEDENCE) == set(VERDICTS)
+"""`VERDICTS` in the order `windows.verdict` checks them."""
 
 
 def _worst(verdicts: Sequence[str]) -> str:
@@ -216,14 +216,23 @@ def load_report(path: str | os.PathLike[str]) -> RunReport:
     if not runs and not window_records:
         raise ReportError(f"results file {source}: expected a run record and windows, found {len(records)} records")
     run = runs[0] if runs else {}
-    planned = list(run.get("windows", []))
-    phase_of = {int(w["index"]): str(w.get("phase", "")) for w in planned}
-    workers = max([int(r.get("worker_count", 1)) for r in runs] or [1])
-    t0 = float(run["t0"]) if "t0" in run else min(float(r["start"]) for r in window_records)
-    by_index: dict[int, list[dict[str, Any]]] = {}
-    for r in window_records:
-        by_index.setdefault(int(r["index"]), []).append(r)
-    windows = [_window_report(by_index[i], phase_of, t0, workers) for i in sorted(by_index)]
+    try:
+        planned = list(run.get("windows", []))
+        phase_of = {int(w["index"]): str(w.get("phase", "")) for w in planned}
+        workers = max([int(r.get("worker_count", 1)) for r in runs] or [1])
+        t0 = float(run["t0"]) if "t0" in run else min(float(r["start"]) for r in window_records)
+        by_index: dict[int, list[dict[str, Any]]] = {}
+        for r in window_records:
+            by_index.setdefault(int(r["index"]), []).append(r)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ReportError(
+            f"results file {source}: expected run and window records as dynlocust writes them, "
+            f"found a malformed one ({exc!r})"
+        ) from exc
+    try:
+        windows = [_window_report(by_index[i], phase_of, t0, workers) for i in sorted(by_index)]
+    except ReportError as exc:
+        raise ReportError(f"results file {source}: {exc}") from exc
 
     notes: list[str] = []
     if not runs:
@@ -245,9 +254,7 @@ def load_report(path: str | os.PathLike[str]) -> RunReport:
     if end is not None and end.get("clock_skew"):
         offsets = ", ".join(f"worker {w}: {o * 1000:+.1f} ms" for w, o in (end.get("clock_offsets") or {}).items())
         warnings.append(f"worker clocks are skewed from the master's ({offsets})")
-    return RunReport(
-        source=source, run=run, end=end, windows=windows, planned=planned, notes=notes, warnings=warnings
-    )
+    return RunReport(source=source, run=run, end=end, windows=windows, planned=planned, notes=notes, warnings=warnings)
 
 
 @dataclass

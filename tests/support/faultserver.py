@@ -135,6 +135,45 @@ class _Log:
 LOG = _Log()
 
 
+class _Tables:
+    """Control-plane answers, so a `TableManager` can run against this server: the fault tables exist (untagged,
+    ACTIVE), and tables created here are remembered with their tags until deleted."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.tags: dict[str, list[dict[str, str]]] = {}
+
+    def answer(self, operation: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        name = str(body.get("TableName") or body.get("ResourceArn", "").rpartition("/")[2])
+        with self.lock:
+            exists = name in self.tags or name in FAULTS
+            if operation == "CreateTable":
+                if exists:
+                    return _error("ResourceInUseException", message=f"Table already exists: {name}")
+                self.tags[name] = list(body.get("Tags", []))
+                return 200, {"TableDescription": self._describe(name, "CREATING")}
+            if not exists:
+                return _error("ResourceNotFoundException", message=f"Requested resource not found: Table: {name}")
+            if operation == "DescribeTable":
+                return 200, {"Table": self._describe(name, "ACTIVE")}
+            if operation == "ListTagsOfResource":
+                return 200, {"Tags": self.tags.get(name, [])}
+            if operation == "DeleteTable":
+                if name not in self.tags:
+                    return _error("AccessDeniedException", message=f"fault tables cannot be deleted: {name}")
+                del self.tags[name]
+                return 200, {"TableDescription": self._describe(name, "DELETING")}
+        return _error("ValidationException", message=f"unsupported control-plane operation {operation}")
+
+    @staticmethod
+    def _describe(name: str, status: str) -> dict[str, Any]:
+        return {"TableName": name, "TableArn": TABLE_ARN + name, "TableStatus": status}
+
+
+TABLES = _Tables()
+CONTROL_PLANE = frozenset({"CreateTable", "DescribeTable", "DeleteTable", "ListTagsOfResource"})
+
+
 def _table_of(body: dict[str, Any]) -> str:
     if "TableName" in body:
         return str(body["TableName"])
@@ -179,6 +218,9 @@ class Handler(socketserver.StreamRequestHandler):
                     "time": time.time(),
                 }
             )
+            if target.rpartition(".")[2] in CONTROL_PLANE:
+                self._send(*TABLES.answer(target.rpartition(".")[2], body))
+                continue
             fault = FAULTS.get(table, FAULTS["ok"])
             if isinstance(fault, str):
                 self._socket_fault(fault)
@@ -189,6 +231,8 @@ class Handler(socketserver.StreamRequestHandler):
     def _control(self, method: str, path: str) -> None:
         if path == "/_faults/log" and method == "GET":
             self._send(200, {"requests": LOG.snapshot()}, dynamo=False)
+        elif path == "/_faults/tables" and method == "GET":
+            self._send(200, {"tables": sorted(TABLES.tags)}, dynamo=False)
         elif path == "/_faults/clear":
             LOG.clear()
             self._send(200, {}, dynamo=False)

@@ -190,3 +190,27 @@ def test_failed_condition_still_charges_the_table(tclient: Any, fake: FakeCapaci
         tclient.put_item(TableName="tab1", Item=item("a"), ConditionExpression="attribute_not_exists(pk)")
     assert error_of(exc)[1] == "ConditionalCheckFailedException"
     assert fake.charges == [("tab1", None, "write", 1.0, "a")]
+
+
+def test_specs_carry_warm_and_on_demand_settings(throttled_endpoint: ThreadedEndpoint, make_client: Any) -> None:
+    c = make_client(throttled_endpoint)
+    fake = throttled_endpoint.server.backend.capacity
+    d = create_table(
+        c,
+        "warm",
+        range_type=None,
+        WarmThroughput={"ReadUnitsPerSecond": 15000, "WriteUnitsPerSecond": 5000},
+        OnDemandThroughput={"MaxReadRequestUnits": 100, "MaxWriteRequestUnits": 50},
+    )["TableDescription"]
+    assert d["WarmThroughput"]["WriteUnitsPerSecond"] == 5000
+    spec = fake.specs[-1]
+    assert (spec.warm_read, spec.warm_write, spec.max_read, spec.max_write) == (15000.0, 5000.0, 100.0, 50.0)
+    c.update_table(TableName="warm", OnDemandThroughput={"MaxWriteRequestUnits": 70})
+    assert (fake.specs[-1].max_read, fake.specs[-1].max_write) == (100.0, 70.0)
+    c.update_table(
+        TableName="warm",
+        BillingMode="PROVISIONED",
+        ProvisionedThroughput={"ReadCapacityUnits": 3, "WriteCapacityUnits": 4},
+    )
+    last = fake.specs[-1]
+    assert (last.billing_mode, last.read_capacity, last.write_capacity) == ("PROVISIONED", 3.0, 4.0)

@@ -19,6 +19,7 @@ import pytest
 from dynlocust.report import build, csvout, html, markdown, plots
 from dynlocust.report.table import format_window_table
 from dynlocust.results import ResultsError
+from dynlocust.windows import VERDICTS
 
 DATA = Path(__file__).parent / "data"
 COMPLETE = DATA / "complete.jsonl"
@@ -72,6 +73,16 @@ def test_a_cut_last_line_is_reported_not_fatal(tmp_path: Path) -> None:
     report = build.load_report(tmp_path)  # a run directory works too
     assert len(report.windows) == 2
     assert any("cut short" in n for n in report.notes)
+
+
+def test_a_run_killed_before_its_first_window_closed_still_builds(tmp_path: Path) -> None:
+    (tmp_path / "results.jsonl").write_text(KILLED.read_text().splitlines()[0] + "\n")
+    built = build.build_reports(tmp_path / "results.jsonl", tmp_path / "out")
+    assert built.report.windows == [] and built.report.partial
+    assert "0 of 4 planned windows closed" in built.report.notes
+    text = (tmp_path / "out" / "report.html").read_text()
+    assert 'data-status="partial"' in text and text.count("<svg") == 4
+    assert "No window closed." in (tmp_path / "out" / "summary.md").read_text()
 
 
 def test_a_bad_line_in_the_middle_is_an_error(tmp_path: Path) -> None:
@@ -160,6 +171,7 @@ def test_a_master_merged_window_with_a_lost_worker_is_partial(tmp_path: Path) ->
     ],
 )
 def test_worst_verdict_follows_the_verdict_precedence(verdicts: list[str], expected: str) -> None:
+    assert set(build._PRECEDENCE) == set(VERDICTS)
     assert build._worst(verdicts) == expected
 
 
@@ -292,7 +304,13 @@ def test_main_builds_and_prints_the_summary(tmp_path: Path, capsys: pytest.Captu
 
 @pytest.mark.parametrize(
     ("content", "message"),
-    [(None, "expected a readable file"), ("", "found 0 records"), ('{"type": "bogus"}\n{}\n', "results.jsonl:1")],
+    [
+        (None, "expected a readable file"),
+        ("", "found 0 records"),
+        ('{"type": "bogus"}\n{}\n', "results.jsonl:1"),
+        ('{"type": "run", "t0": 1.0}\n{"type": "window", "index": 0}\n', "window 0: expected window statistics"),
+        ('{"type": "run", "windows": [{"phase": "x"}]}\n', "found a malformed one (KeyError('index'))"),
+    ],
 )
 def test_main_reports_user_errors_with_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str | None, message: str

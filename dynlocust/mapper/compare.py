@@ -1,0 +1,514 @@
+"""`dynlocust compare`: the reference operation set through the raw client and through the mapper, side by side.
+
+Why: teams want to know what their data layer costs before they load-test with it. Each row runs the same
+operation both ways on the same client (retries off), interleaved and alternating which side goes first, for
+`--runs` runs of `--repeat` repetitions; the ratio is mapper/raw of the per-run medians, reported as the median
+over runs with its min-max spread (single-item timings swing by +/-25% run to run). The raw side is what a careful
+engineer writes by hand: attribute values built and read field by field. Allocations are the peak bytes traced
+by `tracemalloc` during one call of each side. Local ratios say nothing about absolute times on AWS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import heapq
+import itertools
+import statistics
+import sys
+import time
+import tracemalloc
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+import locust  # noqa: F401 - first: gevent patching before botocore
+
+import gevent
+
+from dynlocust.errors import DynlocustError
+from dynlocust.mapper.model import Index, entity, model_of
+from dynlocust.mapper.repository import Repository
+from dynlocust.transport.boto3 import make_client
+
+
+@entity(table="compare-orders", partition_key="pk", sort_key="sk", indexes=[Index("by_status", "status", "created")])
+@dataclass
+class Order:
+    pk: str
+    sk: str
+    status: str = "NEW"
+    created: int = 0
+    total: Decimal = Decimal(0)
+    note: str = ""
+
+
+@entity(table="compare-events", partition_key="pk", sort_key="ts", shards=4)
+@dataclass
+class Event:
+    pk: str
+    ts: int
+    body: str = ""
+
+
+NOTE = "x" * 120  # items of ~200 bytes
+
+
+def make_order(pk: str, i: int, status: str = "NEW") -> Order:
+    return Order(pk=pk, sk=f"{i:06d}", status=status, created=i, total=Decimal(f"{i}.99"), note=NOTE)
+
+
+# --- the raw side: hand-written attribute values ------------------------------------------------------------------
+
+
+def raw_item(o: Order) -> dict[str, Any]:
+    return {
+        "pk": {"S": o.pk},
+        "sk": {"S": o.sk},
+        "status": {"S": o.status},
+        "created": {"N": str(o.created)},
+        "total": {"N": str(o.total)},
+        "note": {"S": o.note},
+    }
+
+
+def raw_order(item: dict[str, Any]) -> Order:
+    return Order(
+        pk=item["pk"]["S"],
+        sk=item["sk"]["S"],
+        status=item["status"]["S"],
+        created=int(item["created"]["N"]),
+        total=Decimal(item["total"]["N"]),
+        note=item["note"]["S"],
+    )
+
+
+def raw_event(item: dict[str, Any]) -> Event:
+    return Event(pk=item["pk"]["S"], ts=int(item["ts"]["N"]), body=item["body"]["S"])
+
+
+NOT_EXISTS = {"ConditionExpression": "attribute_not_exists(#pk)", "ExpressionAttributeNames": {"#pk": "pk"}}
+
+
+@dataclass
+class Case:
+    """One row: `prepare(tag)` builds the state a repetition needs (unmeasured); each side consumes it."""
+
+    name: str
+    raw: Callable[[Any], Any]
+    mapper: Callable[[Any], Any]
+    prepare: Callable[[str], Any] = lambda tag: None
+
+
+@dataclass
+class Row:
+    name: str
+    raw_ms: list[float] = field(default_factory=list)
+    mapper_ms: list[float] = field(default_factory=list)
+    ratios: list[float] = field(default_factory=list)
+    alloc_ratio: float = float("nan")
+
+
+class Bench:
+    """The tables, seeded data and both implementations of every reference operation."""
+
+    def __init__(self, client: Any, prefix: str) -> None:
+        self.client = client
+        self.orders_table = f"{prefix}-orders"
+        self.scan_table = f"{prefix}-scan"
+        self.events_table = f"{prefix}-events"
+        self.orders = Repository(Order, client, table=self.orders_table)
+        self.scanned = Repository(Order, client, table=self.scan_table)
+        self.events = Repository(Event, client, table=self.events_table)
+        self._tags = itertools.count()
+
+    # --- tables and seed data (unmeasured) ---
+
+    def create_tables(self) -> None:
+        for model, name in ((Order, self.orders_table), (Order, self.scan_table), (Event, self.events_table)):
+            self.client.create_table(**model_of(model).create_table_request(name))
+        for name in (self.orders_table, self.scan_table, self.events_table):
+            self.client.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 120})
+
+    def delete_tables(self) -> None:
+        for name in (self.orders_table, self.scan_table, self.events_table):
+            try:
+                self.client.delete_table(TableName=name)
+            except Exception as exc:  # teardown goes on: report, never mask the run's own error
+                print(f"warning: could not delete table {name}: {exc}", file=sys.stderr)
+
+    def _batch_put(self, table: str, items: Sequence[dict[str, Any]]) -> None:
+        for start in range(0, len(items), 25):
+            requests = [{"PutRequest": {"Item": item}} for item in items[start : start + 25]]
+            pending: dict[str, Any] = {table: requests}
+            for _ in range(20):  # seeding may retry leftovers: it is not measured
+                response = self.client.batch_write_item(RequestItems=pending)
+                pending = response.get("UnprocessedItems") or {}
+                if not pending:
+                    break
+                time.sleep(0.2)
+            else:
+                raise DynlocustError(f"compare: expected to seed table {table}, found items still unprocessed")
+
+    def seed(self) -> None:
+        self._batch_put(self.orders_table, [raw_item(make_order("q100", i)) for i in range(100)])
+        self._batch_put(self.orders_table, [raw_item(make_order("q1000", i)) for i in range(1000)])
+        self._batch_put(self.orders_table, [raw_item(make_order("gsi", i, status="G200")) for i in range(200)])
+        self._batch_put(
+            self.scan_table,
+            [raw_item(make_order(f"s{i % 50}", i, "HIT" if i % 4 == 0 else "MISS")) for i in range(1000)],
+        )
+        model = model_of(Event)
+        for base, count in (("dev100", 100), ("dev1000", 1000)):
+            events = [Event(pk=model.shard_partition(base, ts), ts=ts, body=NOTE) for ts in range(count)]
+            self._batch_put(self.events_table, [self.events._item(e) for e in events])
+
+    def _existing(self, tag: str, count: int, status: str = "NEW") -> list[Order]:
+        orders = [make_order(tag, i, status) for i in range(count)]
+        for start in range(0, count, 100):
+            self.orders.create_many(orders[start : start + 100])
+        return orders
+
+    # --- raw implementations ---
+
+    def raw_transact_puts(self, orders: list[Order]) -> None:
+        table = self.orders_table
+        actions = [{"Put": {"TableName": table, "Item": raw_item(o), **NOT_EXISTS}} for o in orders]
+        self.client.transact_write_items(TransactItems=actions)
+
+    def raw_update_action(self, key: dict[str, Any], status: str, total: Decimal | None) -> dict[str, Any]:
+        names = {"#pk": "pk", "#f0": "status"}
+        values = {":v0": {"S": status}}
+        expression = "SET #f0 = :v0"
+        if total is not None:
+            names["#f1"] = "total"
+            values[":v1"] = {"N": str(total)}
+            expression += ", #f1 = :v1"
+        return {
+            "TableName": self.orders_table,
+            "Key": key,
+            "UpdateExpression": expression,
+            "ConditionExpression": "attribute_exists(#pk)",
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": values,
+        }
+
+    def raw_update_many(self, orders: list[Order]) -> None:
+        actions = [
+            {"Update": self.raw_update_action({"pk": {"S": o.pk}, "sk": {"S": o.sk}}, o.status, o.total)}
+            for o in orders
+        ]
+        self.client.transact_write_items(TransactItems=actions)
+
+    def raw_query(self, partition: str, index: str | None = None, table: str | None = None) -> list[dict[str, Any]]:
+        key = "status" if index else "pk"
+        request: dict[str, Any] = {
+            "TableName": table or self.orders_table,
+            "KeyConditionExpression": "#k = :v",
+            "ExpressionAttributeNames": {"#k": key},
+            "ExpressionAttributeValues": {":v": {"S": partition}},
+        }
+        if index:
+            request["IndexName"] = index
+        items: list[dict[str, Any]] = []
+        while True:
+            response = self.client.query(**request)
+            items.extend(response["Items"])
+            if "LastEvaluatedKey" not in response:
+                return items
+            request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+    def raw_update_through_index(self, status: str) -> None:
+        request: dict[str, Any] = {
+            "TableName": self.orders_table,
+            "IndexName": "by_status",
+            "KeyConditionExpression": "#k = :v",
+            "ExpressionAttributeNames": {"#k": "status", "#p": "pk", "#s": "sk"},
+            "ExpressionAttributeValues": {":v": {"S": status}},
+            "ProjectionExpression": "#p, #s",
+            "Limit": 25,
+        }
+        found = self.client.query(**request)["Items"]
+        actions = [{"Update": self.raw_update_action({"pk": i["pk"], "sk": i["sk"]}, "DONE", None)} for i in found]
+        self.client.transact_write_items(TransactItems=actions)
+
+    def raw_delete(self, orders: list[Order]) -> None:
+        if len(orders) == 1:
+            o = orders[0]
+            self.client.delete_item(TableName=self.orders_table, Key={"pk": {"S": o.pk}, "sk": {"S": o.sk}})
+            return
+        actions = [
+            {"Delete": {"TableName": self.orders_table, "Key": {"pk": {"S": o.pk}, "sk": {"S": o.sk}}}} for o in orders
+        ]
+        self.client.transact_write_items(TransactItems=actions)
+
+    def raw_get(self, pk: str, sk: str) -> Order | None:
+        response = self.client.get_item(TableName=self.orders_table, Key={"pk": {"S": pk}, "sk": {"S": sk}})
+        return raw_order(response["Item"]) if "Item" in response else None
+
+    def raw_get_many(self, keys: list[tuple[str, str]]) -> list[Order]:
+        wire = [{"pk": {"S": pk}, "sk": {"S": sk}} for pk, sk in keys]
+        response = self.client.batch_get_item(RequestItems={self.orders_table: {"Keys": wire}})
+        return [raw_order(item) for item in response["Responses"][self.orders_table]]
+
+    def raw_scan(self, status: str) -> list[Order]:
+        request: dict[str, Any] = {
+            "TableName": self.scan_table,
+            "FilterExpression": "#w0 = :w0",
+            "ExpressionAttributeNames": {"#w0": "status"},
+            "ExpressionAttributeValues": {":w0": {"S": status}},
+        }
+        items: list[Order] = []
+        while True:
+            response = self.client.scan(**request)
+            items.extend(raw_order(item) for item in response["Items"])
+            if "LastEvaluatedKey" not in response:
+                return items
+            request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+    def raw_sharded(self, base: str) -> list[Event]:
+        jobs = [gevent.spawn(self.raw_query, f"{base}#{shard}", None, self.events_table) for shard in range(4)]
+        gevent.joinall(jobs, raise_error=True)
+        merged = heapq.merge(*(job.value for job in jobs), key=lambda item: int(item["ts"]["N"]))
+        return [raw_event(item) for item in merged]
+
+    def raw_move(self, order: Order, new_sk: str) -> Order:
+        key = {"pk": {"S": order.pk}, "sk": {"S": order.sk}}
+        current = raw_order(self.client.get_item(TableName=self.orders_table, Key=key, ConsistentRead=True)["Item"])
+        current.sk = new_sk
+        exists = {**NOT_EXISTS, "ConditionExpression": "attribute_exists(#pk)"}
+        self.client.transact_write_items(
+            TransactItems=[
+                {"Delete": {"TableName": self.orders_table, "Key": key, **exists}},
+                {"Put": {"TableName": self.orders_table, "Item": raw_item(current), **NOT_EXISTS}},
+            ]
+        )
+        return current
+
+    # --- the rows ---
+
+    def tag(self) -> str:
+        return f"t{next(self._tags)}"
+
+    def cases(self) -> list[Case]:
+        o, cases = self.orders, []
+
+        def fresh(count: int) -> Callable[[str], list[Order]]:
+            return lambda tag: [make_order(tag, i) for i in range(count)]
+
+        def existing(count: int, status: str = "NEW") -> Callable[[str], list[Order]]:
+            return lambda tag: self._existing(tag, count, status)
+
+        def changed(count: int) -> Callable[[str], list[Order]]:
+            def prepare(tag: str) -> list[Order]:
+                return [Order(x.pk, x.sk, "PAID", x.created, x.total + 1, x.note) for x in self._existing(tag, count)]
+
+            return prepare
+
+        cases.append(
+            Case(
+                "create one item (conditional put)",
+                lambda s: self.client.put_item(TableName=self.orders_table, Item=raw_item(s[0]), **NOT_EXISTS),
+                lambda s: o.create(s[0]),
+                fresh(1),
+            )
+        )
+        for n in (25, 100):
+            cases.append(Case(f"create {n} items (one transaction)", self.raw_transact_puts, o.create_many, fresh(n)))
+        for n in (1, 25, 100):
+            cases.append(
+                Case(
+                    f"conditional update of {n} (one transaction)",
+                    self.raw_update_many,
+                    lambda s: o.update_many(s, ["status", "total"]),
+                    changed(n),
+                )
+            )
+        cases.append(
+            Case(
+                "update 25 through an index",
+                lambda s: self.raw_update_through_index(s[0].status),
+                lambda s: o.update_through_index("by_status", s[0].status, {"status": "DONE"}, limit=25),
+                lambda tag: self._existing(tag, 25, status=f"U-{tag}"),
+            )
+        )
+        cases.append(Case("delete 1", self.raw_delete, lambda s: o.delete(s[0]), existing(1)))
+        for n in (25, 100):
+            cases.append(Case(f"delete {n} (one transaction)", self.raw_delete, o.delete_many, existing(n)))
+        cases.append(
+            Case(
+                "retrieve by key",
+                lambda s: self.raw_get("q1000", "000500"),
+                lambda s: o.get("q1000", "000500"),
+            )
+        )
+        for n in (100, 1000):
+            cases.append(
+                Case(
+                    f"retrieve {n} items of one partition",
+                    lambda s, n=n: [raw_order(i) for i in self.raw_query(f"q{n}")],
+                    lambda s, n=n: o.query(f"q{n}"),
+                )
+            )
+        cases.append(
+            Case(
+                "retrieve 200 items through a GSI",
+                lambda s: [raw_order(i) for i in self.raw_query("G200", index="by_status")],
+                lambda s: o.query_index("by_status", "G200"),
+            )
+        )
+        cases.append(
+            Case(
+                "scan 1,000 items with a filter",
+                lambda s: self.raw_scan("HIT"),
+                lambda s: self.scanned.scan({"status": "HIT"}),
+            )
+        )
+        for n in (100, 1000):
+            cases.append(
+                Case(
+                    f"write-sharded partition, {n} items over 4 shards",
+                    lambda s, n=n: self.raw_sharded(f"dev{n}"),
+                    lambda s, n=n: self.events.read_sharded(f"dev{n}"),
+                )
+            )
+        for n in (25, 100):
+            keys = [("q1000", f"{i * 7:06d}") for i in range(n)]
+            cases.append(
+                Case(
+                    f"retrieve by {n} keys (BatchGetItem)",
+                    lambda s, keys=keys: self.raw_get_many(keys),
+                    lambda s, keys=keys: o.get_many(keys),
+                )
+            )
+        cases.append(
+            Case(
+                "move (read, then delete + put in one transaction)",
+                lambda s: self.raw_move(s[0], "moved"),
+                lambda s: o.move(s[0], sk="moved"),
+                existing(1),
+            )
+        )
+        return cases
+
+
+def _timed(function: Callable[[Any], Any], state: Any) -> float:
+    gc.disable()  # as timeit does: a collection would land on whichever side happens to trigger it
+    try:
+        start = time.perf_counter()
+        function(state)
+        return time.perf_counter() - start
+    finally:
+        gc.enable()
+
+
+def _peak_bytes(function: Callable[[Any], Any], state: Any) -> int:
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        function(state)
+        return max(tracemalloc.get_traced_memory()[1] - base, 1)
+    finally:
+        tracemalloc.stop()
+
+
+def measure(bench: Bench, case: Case, runs: int, repeat: int) -> Row:
+    row = Row(case.name)
+    sides = (("raw", case.raw), ("mapper", case.mapper))
+    try:
+        for side in sides:  # warm-up: connections, caches, first-call imports
+            side[1](case.prepare(bench.tag()))
+        for run in range(runs):
+            times: dict[str, list[float]] = {"raw": [], "mapper": []}
+            for rep in range(repeat):
+                order = sides if (run + rep) % 2 == 0 else sides[::-1]
+                for label, function in order:
+                    state = case.prepare(bench.tag())
+                    times[label].append(_timed(function, state))
+            raw, mapper = statistics.median(times["raw"]), statistics.median(times["mapper"])
+            row.raw_ms.append(raw * 1000)
+            row.mapper_ms.append(mapper * 1000)
+            row.ratios.append(mapper / raw)
+        raw_bytes = _peak_bytes(case.raw, case.prepare(bench.tag()))
+        mapper_bytes = _peak_bytes(case.mapper, case.prepare(bench.tag()))
+        row.alloc_ratio = mapper_bytes / raw_bytes
+    except DynlocustError:
+        raise
+    except Exception as exc:
+        raise DynlocustError(
+            f"compare: expected {case.name!r} to succeed both ways, found {type(exc).__name__}: {exc}"
+        ) from exc
+    return row
+
+
+def format_table(rows: Sequence[Row], runs: int, repeat: int, endpoint: str) -> str:
+    lines = [
+        f"mapper (dynlocust) vs raw client, {runs} runs x {repeat} repetitions each, endpoint {endpoint}",
+        f"{'operation':<52}{'raw ms':>9}{'mapper ms':>11}{'ratio':>8}  {'spread':<14}{'alloc':>7}",
+    ]
+    for row in rows:
+        ratio = statistics.median(row.ratios)
+        spread = f"{min(row.ratios):.2f}-{max(row.ratios):.2f}"
+        lines.append(
+            f"{row.name:<52}{statistics.median(row.raw_ms):>9.2f}{statistics.median(row.mapper_ms):>11.2f}"
+            f"{ratio:>7.2f}x  {spread:<14}{row.alloc_ratio:>6.2f}x"
+        )
+    lines.append("ratio: median over runs of mapper/raw medians (1.00x = level); alloc: peak traced bytes mapper/raw")
+    return "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dynlocust compare", description=__doc__.splitlines()[0])
+    parser.add_argument("--endpoint", help="DynamoDB endpoint URL (default: start the local endpoint)")
+    parser.add_argument("--region", default="us-east-1")
+    parser.add_argument("--runs", type=int, default=5, help="runs per operation (default 5)")
+    parser.add_argument("--repeat", type=int, default=5, help="repetitions per side in a run (default 5)")
+    parser.add_argument("--only", action="append", help="run only operations containing this text (repeatable)")
+    return parser
+
+
+def run(
+    endpoint: str, *, region: str = "us-east-1", runs: int = 5, repeat: int = 5, only: Sequence[str] = ()
+) -> list[Row]:
+    """Create the tables (named with a fresh run id), seed them, measure every row, delete the tables."""
+    client = make_client(endpoint, region=region, connect_timeout=5, read_timeout=30, pool_size=10)
+    bench = Bench(client, f"dynlocust-compare-{uuid.uuid4().hex[:8]}")
+    try:
+        bench.create_tables()
+        bench.seed()
+        cases = [c for c in bench.cases() if not only or any(text in c.name for text in only)]
+        if not cases:
+            raise DynlocustError(f"compare --only: expected text found in an operation name, found {list(only)}")
+        return [measure(bench, case, runs, repeat) for case in cases]
+    finally:
+        bench.delete_tables()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.runs < 1 or args.repeat < 1:
+        print("dynlocust compare: error: expected --runs and --repeat >= 1", file=sys.stderr)
+        return 2
+    local = None
+    try:
+        endpoint = args.endpoint
+        if not endpoint:
+            from dynlocust.local.embedded import LocalEndpoint
+
+            local = LocalEndpoint(capacity=False).start()
+            endpoint = local.url
+        rows = run(endpoint, region=args.region, runs=args.runs, repeat=args.repeat, only=args.only or ())
+        print(format_table(rows, args.runs, args.repeat, "local (embedded)" if local else endpoint))
+        return 0
+    except DynlocustError as exc:
+        print(f"dynlocust compare: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    finally:
+        if local is not None:
+            local.stop()
+
+
+__all__ = ["Bench", "Case", "Row", "build_parser", "format_table", "main", "measure", "run"]

@@ -1,0 +1,374 @@
+"""Safety rails of a running process: a watchdog, a guard against a vanished master, and a shielded teardown.
+
+A load test against a real account must never hang silently. The `Watchdog` follows one `ScenarioRun`:
+- a deadline for the whole run (the plan's end plus the per-call deadline plus a margin): a run that is still
+  going past it is stuck somewhere, whatever the cause;
+- a stall detector: requests are in flight but none has completed for `stall_after` seconds. The per-call
+  `gevent.Timeout` should make that impossible, so when it happens something else is wrong (a blocked lock, a
+  deadline set far too long, an endpoint that holds connections open).
+On either, it writes a snapshot of where the process is stuck (each in-flight request's operation, table and
+age, and the stack of every greenlet inside dynlocust) plus the partial counts, stops the run with the reason,
+and aborts the stuck calls by raising `WatchdogAbort` inside them, so each is still recorded with an outcome.
+
+A worker whose master was SIGKILLed hears nothing more; Locust's own check waits 60 s. `guard_worker` stops the
+run and the worker once the master's heartbeats have been missing for `master_timeout` seconds, after the
+windows it closed were spooled to its own results file (`spool_windows`).
+
+`shielded` runs teardown so that a second Ctrl-C (or a SIGTERM) cannot cut it short: tables must not be leaked.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import logging
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import gevent
+import greenlet as greenlet_module
+
+from dynlocust.client import DynamoDBClient, request_target
+from dynlocust.errors import DynlocustError
+from dynlocust.results import ResultsWriter
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+STALL_ENV = "DYNLOCUST_STALL_SECONDS"
+RUN_MARGIN_ENV = "DYNLOCUST_RUN_MARGIN_SECONDS"
+MASTER_TIMEOUT_ENV = "DYNLOCUST_MASTER_TIMEOUT"
+STALL_EXTRA = 10.0
+"""Seconds past the per-call deadline without a completed request before the run counts as stalled."""
+RUN_MARGIN_MIN = 30.0
+RUN_MARGIN_RATIO = 0.1
+"""The whole-run deadline's margin: the larger of 30 s and 10% of the planned duration."""
+MASTER_TIMEOUT = 10.0
+"""Seconds without a heartbeat from the master (it sends one a second) before a worker stops on its own."""
+SNAPSHOT_FILE = "watchdog.json"
+MAX_STACKS = 64
+"""Stacks kept in a snapshot: enough to see the pattern, bounded for a process running thousands of users."""
+
+STALL = "stall"
+DEADLINE = "deadline"
+
+
+class WatchdogAbort(DynlocustError):
+    """Raised inside a call the watchdog gave up on, so the call still ends with a recorded outcome."""
+
+
+def _env_seconds(name: str, default: float) -> float:
+    raw = os.environ.get(name, "")
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise DynlocustError(f"{name}: expected a number of seconds, found {raw!r}") from None
+    if not value > 0:
+        raise DynlocustError(f"{name}: expected a positive number of seconds, found {raw!r}")
+    return value
+
+
+# -- where is it stuck ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class InFlight:
+    """A call inside `DynamoDBClient.call` when the snapshot was taken."""
+
+    operation: str
+    table: str
+    index: str | None
+    age: float
+    greenlet: str
+
+
+def _greenlets() -> list[Any]:
+    return [o for o in gc.get_objects() if isinstance(o, greenlet_module.greenlet) and o.gr_frame is not None]
+
+
+def _frames(frame: Any) -> list[Any]:
+    frames = []
+    while frame is not None:
+        frames.append(frame)
+        frame = frame.f_back
+    return frames
+
+
+def _name(g: Any) -> str:
+    return f"{type(g).__name__}@{id(g):#x}"
+
+
+def in_flight_calls(greenlets: list[Any] | None = None) -> list[InFlight]:
+    """Every call suspended inside `DynamoDBClient.call`, read from the greenlets' frames (no bookkeeping on the
+    request path: the snapshot is rare, requests are not)."""
+    code = DynamoDBClient.call.__code__
+    found = []
+    for g in _greenlets() if greenlets is None else greenlets:
+        for frame in _frames(g.gr_frame):
+            if frame.f_code is not code:
+                continue
+            local = frame.f_locals
+            client, kwargs = local.get("self"), local.get("kwargs") or {}
+            table, index = request_target(kwargs)
+            start = local.get("start")
+            age = client._clock() - start if isinstance(client, DynamoDBClient) and start is not None else -1.0
+            found.append(InFlight(str(local.get("operation", "?")), table, index, round(age, 3), _name(g)))
+            break
+    return found
+
+
+def greenlet_stacks(*, limit: int = MAX_STACKS) -> list[dict[str, Any]]:
+    """Stacks of the suspended greenlets that run dynlocust code (the others are Locust's and gevent's own)."""
+    stacks = []
+    package = str(Path(__file__).parent)
+    for g in _greenlets():
+        frames = _frames(g.gr_frame)
+        if not any(f.f_code.co_filename.startswith(package) for f in frames):
+            continue
+        stack = traceback.format_stack(g.gr_frame)
+        stacks.append({"greenlet": _name(g), "stack": [line.rstrip("\n") for line in stack]})
+        if len(stacks) >= limit:
+            break
+    return stacks
+
+
+def snapshot(run: Any) -> dict[str, Any]:
+    """Partial counts of `run` plus where it is stuck."""
+    inflight = {str(w): n for w, n in run.inflight.items() if n}
+    return {
+        "counts": {
+            "sent": run.sent,
+            "completed": run.sent - sum(run.inflight.values()),
+            "in_flight": inflight,
+            "read_units": run.read_units,
+            "write_units": run.write_units,
+            "windows_closed": len(run.closed),
+            "windows_planned": len(run.plan.windows),
+        },
+        "requests": [vars(c) for c in in_flight_calls()],
+        "greenlets": greenlet_stacks(),
+    }
+
+
+# -- the watchdog --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Trip:
+    """Why the watchdog stopped a run, and what it saw."""
+
+    kind: str
+    reason: str
+    at: float
+    snapshot: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "reason": self.reason, "at": self.at, **self.snapshot}
+
+
+def run_deadline(run: Any, margin: float | None = None) -> float:
+    """Wall-clock time by which `run` must be over: its last window's end, the per-call deadline and a margin."""
+    windows = run.plan.windows
+    end = windows[-1].end if windows else run.t0
+    if margin is None:
+        planned = end - run.t0
+        margin = _env_seconds(RUN_MARGIN_ENV, max(RUN_MARGIN_MIN, RUN_MARGIN_RATIO * planned))
+    return end + run.deadline + margin
+
+
+@dataclass
+class Watchdog:
+    """Follows one `ScenarioRun`; `check()` is one step (for tests), `start()` runs it every `interval` seconds."""
+
+    run: Any
+    deadline_at: float
+    stall_after: float
+    snapshot_path: Path | None = None
+    on_trip: Callable[[Trip], None] = lambda trip: None
+    on_stuck: Callable[[Trip], None] = lambda trip: None
+    """Called when the run has still not finished `run.deadline + 5` s after the trip (its closer is stuck)."""
+    interval: float = 0.5
+    monotonic: Callable[[], float] = time.monotonic
+    trip: Trip | None = None
+    _completed: int = -1
+    _progress_at: float = 0.0
+    _greenlet: gevent.Greenlet | None = field(default=None, repr=False)
+
+    def start(self) -> Watchdog:
+        self._greenlet = gevent.spawn(self._loop)
+        return self
+
+    def stop(self) -> None:
+        if self._greenlet is not None:
+            self._greenlet.kill(block=False)
+
+    def _loop(self) -> None:
+        while not self.run.finished and self.trip is None:
+            self.check()
+            gevent.sleep(self.interval)
+        if self.trip is None:
+            return
+        until = self.monotonic() + self.run.deadline + 5.0
+        while not self.run.finished and self.monotonic() < until:
+            gevent.sleep(0.1)
+        if not self.run.finished:
+            log.error("watchdog: the run did not finish after it was stopped; ending the process")
+            self.on_stuck(self.trip)
+
+    def check(self) -> Trip | None:
+        """Look once; trip (and act) on a passed deadline or a stall. Returns the trip, if any."""
+        if self.trip is not None or self.run.finished:
+            return self.trip
+        now = self.monotonic()
+        in_flight = sum(self.run.inflight.values())
+        completed = self.run.sent - in_flight
+        if completed != self._completed or in_flight == 0:
+            self._completed, self._progress_at = completed, now
+        if self.run.clock() > self.deadline_at:
+            over = self.run.clock() - self.deadline_at
+            return self._trip(DEADLINE, f"watchdog: the run passed its deadline by {over:.1f} s")
+        if now - self._progress_at >= self.stall_after:
+            return self._trip(
+                STALL,
+                f"watchdog: stalled, {in_flight} requests in flight and none completed for "
+                f"{now - self._progress_at:.1f} s",
+            )
+        return None
+
+    def _trip(self, kind: str, reason: str) -> Trip:
+        trip = Trip(kind, reason, self.run.clock(), snapshot(self.run))
+        self.trip = trip
+        log.error("%s; %d requests in flight", reason, len(trip.snapshot["requests"]))
+        for call in trip.snapshot["requests"][:10]:
+            log.error("  in flight: %s %s for %.1f s", call["operation"], call["table"], call["age"])
+        if self.snapshot_path is not None:
+            _write_json(self.snapshot_path, trip.to_dict())
+        self.run.stop(reason)
+        self._abort_calls(reason)
+        self.on_trip(trip)
+        return trip
+
+    def _abort_calls(self, reason: str) -> None:
+        code = DynamoDBClient.call.__code__
+        for g in _greenlets():
+            if isinstance(g, gevent.Greenlet) and any(f.f_code is code for f in _frames(g.gr_frame)):
+                g.kill(WatchdogAbort(f"aborted by the {reason}"), block=False)
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=1, default=str) + "\n", encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        log.error("watchdog: could not write %s: %s", path, exc)
+
+
+def watch(environment: Any, state: Any, snapshot_path: Path | None = None) -> Watchdog:
+    """Start a watchdog over `state.run` (a hooks `RunState`); its snapshot goes to `snapshot_path`, by default
+    next to the results file."""
+    from dynlocust.coordination import EXIT_ABORTED
+
+    run = state.run
+    if snapshot_path is None and state.results_path is not None:
+        snapshot_path = state.results_path.parent / SNAPSHOT_FILE
+
+    def stuck(_trip: Trip) -> None:
+        environment.process_exit_code = EXIT_ABORTED
+        gevent.spawn(environment.runner.quit)
+
+    dog = Watchdog(
+        run,
+        deadline_at=run_deadline(run),
+        stall_after=_env_seconds(STALL_ENV, run.deadline + STALL_EXTRA),
+        snapshot_path=snapshot_path,
+        on_stuck=stuck,
+    )
+    return dog.start()
+
+
+# -- workers without a master --------------------------------------------------------------------------------
+
+
+def spool_windows(run: Any, path: Path) -> ResultsWriter | None:
+    """Write each window `run` closes to `path` before it is sent: a worker's data survives its master.
+
+    A spool that cannot be opened is logged and skipped: the run itself does not depend on it."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        writer = ResultsWriter(path)
+    except (OSError, DynlocustError) as exc:
+        log.error("not spooling this worker's windows: %s", exc)
+        return None
+    send = run.on_window
+
+    def on_window(record: dict[str, Any]) -> None:
+        try:
+            writer.write_window(**record)
+        except DynlocustError as exc:
+            log.error("could not spool window %s: %s", record.get("index"), exc)
+        send(record)
+
+    run.on_window = on_window
+    return writer
+
+
+def master_silent(runner: Any, timeout: float, now: float | None = None) -> float | None:
+    """Seconds since the master's last heartbeat if more than `timeout`, else None (also before the first)."""
+    last = getattr(runner, "last_heartbeat_timestamp", None)
+    if last is None:
+        return None
+    silence = (time.time() if now is None else now) - last
+    return silence if silence > timeout else None
+
+
+def guard_worker(environment: Any, current: Callable[[], Any], timeout: float | None = None) -> gevent.Greenlet:
+    """On a worker: once the master is silent for `timeout` s, stop this worker's run and quit the worker."""
+    limit = _env_seconds(MASTER_TIMEOUT_ENV, MASTER_TIMEOUT) if timeout is None else timeout
+
+    def loop() -> None:
+        while (silence := master_silent(environment.runner, limit)) is None:
+            gevent.sleep(0.5)
+        log.error("master lost: no heartbeat for %.1f s; stopping this worker", silence)
+        run = current()
+        if run is not None and not run.finished:
+            run.stop(f"master lost: no heartbeat for {silence:.0f} s")
+            run.wait(run.deadline + 2.0)
+        environment.runner.quit()
+
+    return gevent.spawn(loop)
+
+
+# -- teardown that a second interrupt cannot cut short ---------------------------------------------------------
+
+
+def shielded(work: Callable[[], T], *, limit: float = 120.0) -> T | None:
+    """Run `work` in its own greenlet and wait for it through Ctrl-C and SIGTERM (up to `limit` seconds).
+
+    Interrupts reach the main greenlet; `work` runs elsewhere, so it is never interrupted, only waited for.
+    """
+    job = gevent.spawn(work)
+    until = time.monotonic() + limit
+    while not job.ready():
+        try:
+            job.join(max(0.0, until - time.monotonic()))
+        except (KeyboardInterrupt, SystemExit):
+            sys.stderr.write("dynlocust: teardown in progress, not interrupting it (deleting this run's tables)\n")
+            continue
+        if time.monotonic() >= until:
+            log.error("teardown did not finish within %.0f s", limit)
+            return None
+    if not job.successful():
+        log.error("teardown failed: %s", job.exception)
+        return None
+    return job.value

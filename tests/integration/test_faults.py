@@ -1,0 +1,444 @@
+"""Fault tolerance of whole runs (real `dynlocust run` / Locust processes, 127.0.0.1 only):
+
+- an endpoint that refuses, drops, resets, stalls, trickles or answers 5xx: the run ends on time and every request
+  is accounted for by outcome, and the watchdog catches a hang the per-call deadline is set too long to cut;
+- SIGINT during table creation, seeding, a window and teardown: no table of the run is left, and a foreign
+  (untagged) table on the same endpoint is never touched;
+- SIGKILL of the master: its worker stops on its own, with its closed windows on disk;
+- a canary secret in the environment appears in no output of a run;
+- `TableManager.teardown` against set-up still in progress (the interrupt's view from inside the process).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import gevent
+import pytest
+
+from dynlocust.local.embedded import LocalEndpoint
+from dynlocust.results import read_results
+from dynlocust.scenario import load_scenario_text
+from dynlocust.tables import TableManager
+from dynlocust.transport.boto3 import make_client
+from tests.conftest import FaultServer
+from tests.support.runs import ROOT, run_dynlocust
+
+FAULT_SCENARIO = """\
+name: faults
+target: {endpoint: ENDPOINT}
+tables:
+  - {name: t, partition_key: {name: pk, type: S}, use_existing: true, existing_table_name: FAULT}
+workload:
+  item_size: 100
+  operations: [{op: put, weight: 1}]
+phases:
+  - steps: [{rate: 10, window: 1s}, {rate: 10, window: 1s}]
+concurrency: 20
+deadline: DEADLINE
+limits: {max_requests: 1000, max_cost_dollars: 1}
+bin: 1s
+"""
+
+
+def fault_scenario(tmp_path: Path, url: str, fault: str, deadline: str = "1s") -> Path:
+    path = tmp_path / f"{fault}.yaml"
+    text = FAULT_SCENARIO.replace("ENDPOINT", url).replace("FAULT", fault).replace("DEADLINE", deadline)
+    path.write_text(text)
+    return path
+
+
+def by_kind(windows: list[dict[str, Any]]) -> dict[str, int]:
+    kinds: dict[str, int] = {}
+    for window in windows:
+        for tally in window["bins"]:
+            for kind, n in tally["by_kind"].items():
+                kinds[kind] = kinds.get(kind, 0) + n
+    return kinds
+
+
+@pytest.mark.parametrize(
+    ("fault", "kind"),
+    [
+        ("drop", "connection"),
+        ("reset", "connection"),
+        ("stall", "timeout"),
+        ("trickle", "timeout"),
+        ("internal", "server_error"),
+        ("unavailable", "server_error"),
+    ],
+)
+def test_a_faulty_endpoint_run_ends_on_time_with_every_request_accounted_for(
+    fault_server: FaultServer, tmp_path: Path, fault: str, kind: str
+) -> None:
+    started = time.monotonic()
+    result = run_dynlocust(fault_scenario(tmp_path, fault_server.url, fault), tmp_path, run_id=fault, timeout=60)
+    elapsed = time.monotonic() - started
+    assert result.returncode == 0, result.stderr[-3000:]
+    # 2 s of windows, 1 s lead, a 1 s deadline, Locust's start-up: far below the watchdog's margin
+    assert elapsed < 25, elapsed
+    windows = result.windows
+    assert [w["index"] for w in windows] == [0, 1]
+    sent = sum(w["summary"]["sent"] for w in windows)
+    assert sent == result.end["sent"] == 20
+    assert all(w["summary"]["offered"] == w["summary"]["sent"] + w["summary"]["dropped"] for w in windows)
+    assert by_kind(windows) == {kind: sent}  # every request has exactly one outcome, and it is the fault's
+    data_plane = [r for r in fault_server.requests() if r["operation"] == "PutItem"]
+    assert len(data_plane) == sent  # each one reached the endpoint exactly once (no hidden retries)
+    assert "Traceback" not in result.stderr
+
+
+def test_a_refusing_endpoint_fails_set_up_quickly_and_cleanly(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    started = time.monotonic()
+    result = run_dynlocust(fault_scenario(tmp_path, url, "ok-item"), tmp_path, run_id="refused", timeout=60)
+    assert time.monotonic() - started < 25
+    assert result.returncode == 2, result.stderr[-3000:]
+    assert "set-up failed" in result.stderr and "Could not connect" in result.stderr
+    assert result.windows == []
+
+
+def test_the_watchdog_stops_a_run_whose_requests_hang_past_progress(
+    fault_server: FaultServer, tmp_path: Path
+) -> None:
+    # a 20 s per-call deadline cannot cut the 30 s stall in time; the stall detector (1.5 s) does
+    scenario = fault_scenario(tmp_path, fault_server.url, "stall", deadline="20s")
+    started = time.monotonic()
+    result = run_dynlocust(scenario, tmp_path, run_id="hang", env={"DYNLOCUST_STALL_SECONDS": "1.5"}, timeout=60)
+    assert time.monotonic() - started < 25
+    assert result.returncode == 4, result.stderr[-3000:]
+    end = result.end
+    assert end is not None and end["abort_reason"].startswith("worker 0: watchdog: stalled")
+    snapshot = json.loads((tmp_path / "hang" / "watchdog.json").read_text())
+    assert snapshot["kind"] == "stall"
+    assert snapshot["requests"] and {(r["operation"], r["table"]) for r in snapshot["requests"]} == {
+        ("PutItem", "stall")
+    }
+    assert all(r["age"] >= 1.0 for r in snapshot["requests"])
+    assert snapshot["counts"]["completed"] == 0 and snapshot["counts"]["sent"] == len(snapshot["requests"])
+    assert any("put_item" in line for g in snapshot["greenlets"] for line in g["stack"])
+    # the calls it aborted are still counted, each with one outcome
+    assert sum(by_kind(result.windows).values()) == end["sent"] == snapshot["counts"]["sent"]
+
+
+# -- SIGINT: no table left behind, no foreign table touched ---------------------------------------------------
+
+SIGNAL_SCENARIO = """\
+name: sig
+target: {local: {capacity_scale: 1.0}}
+tables:
+  - {name: a, partition_key: {name: pk, type: S}, seed: {items: SEED, item_size: 1KB}}
+  - {name: b, partition_key: {name: pk, type: S}}
+workload:
+  item_size: 100
+  operations: [{op: put, weight: 1}]
+phases:
+  - steps: [{rate: 20, window: 2s}, {rate: 20, window: 2s}, {rate: 20, window: 2s}]
+concurrency: 5
+deadline: 1s
+bin: 1s
+"""
+
+
+@pytest.fixture
+def slow_create() -> Iterator[LocalEndpoint]:
+    endpoint = LocalEndpoint(create_delay=2.5).start()
+    try:
+        yield endpoint
+    finally:
+        endpoint.stop()
+
+
+@pytest.fixture
+def instant_create() -> Iterator[LocalEndpoint]:
+    endpoint = LocalEndpoint().start()
+    try:
+        yield endpoint
+    finally:
+        endpoint.stop()
+
+
+def raw_client(url: str) -> Any:
+    return make_client(url, region="us-east-1", connect_timeout=2, read_timeout=5, pool_size=2)
+
+
+def add_foreign_table(client: Any) -> None:
+    client.create_table(
+        TableName="foreign",
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    deadline = time.monotonic() + 10
+    while client.describe_table(TableName="foreign")["Table"]["TableStatus"] != "ACTIVE":
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    client.put_item(TableName="foreign", Item={"pk": {"S": "keep"}})
+
+
+def assert_only_foreign_left(client: Any) -> None:
+    assert client.list_tables()["TableNames"] == ["foreign"]
+    assert client.get_item(TableName="foreign", Key={"pk": {"S": "keep"}})["Item"] == {"pk": {"S": "keep"}}
+
+
+def start_run(tmp_path: Path, url: str, run_id: str, seed: int) -> subprocess.Popen[str]:
+    scenario = tmp_path / "sig.yaml"
+    scenario.write_text(SIGNAL_SCENARIO.replace("SEED", str(seed)))
+    argv = [sys.executable, "-m", "dynlocust.cli", "run", str(scenario), "--host", url]
+    argv += ["--results-dir", str(tmp_path), "--run-id", run_id, "--metrics-port", "0"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wait_for(condition: Callable[[], bool], proc: subprocess.Popen[str], timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            out, err = proc.communicate(10)
+            pytest.fail(f"condition not reached (exit {proc.returncode}): {err[-3000:]}")
+        time.sleep(0.05)
+
+
+def finish(proc: subprocess.Popen[str], timeout: float = 40) -> tuple[int, str, str]:
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    return proc.returncode, out, err
+
+
+def has_table(client: Any, name: str) -> Callable[[], bool]:
+    return lambda: name in client.list_tables()["TableNames"]
+
+
+def seeding(endpoint: LocalEndpoint, name: str) -> Callable[[], bool]:
+    return lambda: endpoint.stats()["tables"].get(name, {}).get("BatchWriteItem", {}).get("ok", 0) > 0
+
+
+def test_sigint_while_a_table_is_creating_leaves_nothing(slow_create: LocalEndpoint, tmp_path: Path) -> None:
+    client = raw_client(slow_create.url)
+    add_foreign_table(client)
+    proc = start_run(tmp_path, slow_create.url, "creating", seed=0)
+    wait_for(has_table(client, "a-creating"), proc)
+    proc.send_signal(signal.SIGINT)
+    code, _, err = finish(proc)
+    assert "Traceback" not in err, err[-3000:]
+    assert_only_foreign_left(client)  # a was deleted once ACTIVE; b was never created
+    assert "deleted tables a-creating" in err
+
+
+def test_sigint_while_seeding_leaves_nothing(instant_create: LocalEndpoint, tmp_path: Path) -> None:
+    client = raw_client(instant_create.url)
+    add_foreign_table(client)
+    proc = start_run(tmp_path, instant_create.url, "seeding", seed=20000)
+    wait_for(seeding(instant_create, "a-seeding"), proc)
+    proc.send_signal(signal.SIGINT)
+    code, _, err = finish(proc)
+    assert_only_foreign_left(client)
+    assert "deleted tables a-seeding" in err, err[-3000:]
+    assert not (tmp_path / "seeding" / "results.jsonl").exists() or not read_results(
+        tmp_path / "seeding" / "results.jsonl"
+    )
+
+
+def test_sigint_during_a_window_ends_the_run_aborted_and_leaves_nothing(
+    instant_create: LocalEndpoint, tmp_path: Path
+) -> None:
+    client = raw_client(instant_create.url)
+    add_foreign_table(client)
+    proc = start_run(tmp_path, instant_create.url, "window", seed=10)
+    results = tmp_path / "window" / "results.jsonl"
+    wait_for(lambda: results.exists() and any(r["type"] == "window" for r in read_results(results)), proc)
+    proc.send_signal(signal.SIGINT)
+    code, _, err = finish(proc)
+    assert code == 4, err[-3000:]
+    end = read_results(results)[-1]
+    assert end["type"] == "end" and end["abort_reason"] == "worker 0: interrupted"
+    assert_only_foreign_left(client)
+
+
+def test_a_second_sigint_during_teardown_does_not_cut_it_short(slow_create: LocalEndpoint, tmp_path: Path) -> None:
+    client = raw_client(slow_create.url)
+    add_foreign_table(client)
+    proc = start_run(tmp_path, slow_create.url, "teardown", seed=0)
+    wait_for(has_table(client, "a-teardown"), proc)
+    proc.send_signal(signal.SIGINT)  # teardown now waits ~2 s for the CREATING table before it can delete it
+    time.sleep(0.7)
+    proc.send_signal(signal.SIGINT)
+    code, _, err = finish(proc)
+    assert "teardown in progress, not interrupting it" in err, err[-3000:]
+    assert "deleted tables a-teardown" in err
+    assert_only_foreign_left(client)
+
+
+# -- the teardown's view: set-up still running in another greenlet --------------------------------------------
+
+TWO_TABLES = SIGNAL_SCENARIO.replace("SEED", "0")
+
+
+def test_teardown_stops_creation_in_progress_and_deletes_a_creating_table(slow_create: LocalEndpoint) -> None:
+    client = raw_client(slow_create.url)
+    add_foreign_table(client)
+    manager = TableManager(client, load_scenario_text(TWO_TABLES, "sig.yaml"), "inproc")
+    setup = gevent.spawn(manager.create_all)
+    deadline = time.monotonic() + 10
+    while "a-inproc" not in manager.created:
+        assert time.monotonic() < deadline
+        gevent.sleep(0.05)
+    assert manager.teardown() == ["a-inproc"]  # waited for CREATING -> ACTIVE, then deleted it
+    setup.join(10)
+    assert setup.ready() and not setup.successful()  # set-up gave up; it did not go on to create b
+    assert_only_foreign_left(client)
+
+
+def test_teardown_never_deletes_a_table_without_this_runs_tag(instant_create: LocalEndpoint) -> None:
+    client = raw_client(instant_create.url)
+    add_foreign_table(client)
+    manager = TableManager(client, load_scenario_text(TWO_TABLES, "sig.yaml"), "mine")
+    manager.created["foreign"] = client.describe_table(TableName="foreign")["Table"]["TableArn"]  # a bug or a clash
+    manager.pending.add("foreign")
+    assert manager.teardown() == []
+    assert_only_foreign_left(client)
+
+
+# -- SIGKILL of the master ------------------------------------------------------------------------------------
+
+FLEET_SCENARIO = """\
+name: orphan
+target: {local: {capacity_scale: 1.0}}
+tables:
+  - {name: items, partition_key: {name: pk, type: S}}
+workload:
+  item_size: 100
+  operations: [{op: put, weight: 1}]
+phases:
+  - steps: [{rate: 20, window: 2s}, {rate: 20, window: 2s}, {rate: 20, window: 2s}, {rate: 20, window: 2s},
+            {rate: 20, window: 2s}, {rate: 20, window: 2s}, {rate: 20, window: 2s}, {rate: 20, window: 2s}]
+concurrency: 5
+deadline: 1s
+bin: 1s
+"""
+
+
+@pytest.mark.slow
+def test_workers_stop_on_their_own_when_the_master_is_killed(instant_create: LocalEndpoint, tmp_path: Path) -> None:
+    scenario = tmp_path / "orphan.yaml"
+    scenario.write_text(FLEET_SCENARIO)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "DYNLOCUST_MASTER_TIMEOUT": "3"}
+    common = [sys.executable, "-m", "locust", "-f", str(ROOT / "locustfiles" / "scenario.py"), "--scenario",
+              str(scenario), "--results-dir", str(tmp_path), "--metrics-port", "0"]
+    master = subprocess.Popen(
+        [*common, "--master", "--master-bind-host", "127.0.0.1", "--master-bind-port", str(port), "--headless",
+         "--expect-workers", "1", "-u", "5", "-r", "5", "--host", instant_create.url, "--run-id", "orphan"],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    worker = subprocess.Popen(
+        [*common, "--worker", "--master-host", "127.0.0.1", "--master-port", str(port)],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        spool = tmp_path / "orphan" / "worker-0.jsonl"
+        deadline = time.monotonic() + 40
+        while not (spool.exists() and read_results(spool)):
+            assert master.poll() is None and worker.poll() is None and time.monotonic() < deadline
+            time.sleep(0.1)
+        master.send_signal(signal.SIGKILL)
+        killed = time.monotonic()
+        _, err = worker.communicate(timeout=30)
+        stopped_after = time.monotonic() - killed
+    finally:
+        for proc in (master, worker):
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait(10)
+    # 3 s of silence, then the run stops (at most its 1 s deadline plus 2 s) and the worker quits
+    assert stopped_after < 12, (stopped_after, err[-3000:])
+    assert "master lost: no heartbeat" in err
+    windows = read_results(tmp_path / "orphan" / "worker-0.jsonl")
+    assert windows and all(w["type"] == "window" and w["worker_index"] == 0 for w in windows)
+    assert [w["index"] for w in windows] == list(range(len(windows)))
+    assert len(windows) < 8  # it stopped early rather than running the plan out
+
+
+# -- a canary secret appears nowhere ---------------------------------------------------------------------------
+
+CANARY_SECRET = "canary-secret-7bQx2Lp9Vn4Wz"
+CANARY_TOKEN = "canary-token-3Jd8Rk5Ym1Hs"
+
+CANARY_SCENARIO = """\
+name: canary
+target: {local: {capacity_scale: 1.0}}
+tables:
+  - {name: c, partition_key: {name: pk, type: S}, seed: {items: 30, item_size: 200}}
+workload:
+  item_size: 100
+  operations: [{op: put, weight: 1}, {op: get, weight: 1}]
+phases:
+  - steps: [{rate: 10, window: 2s}]
+concurrency: 3
+deadline: 1s
+bin: 1s
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_a_canary_secret_appears_in_no_output_of_a_run(instant_create: LocalEndpoint, tmp_path: Path) -> None:
+    scenario = tmp_path / "canary.yaml"
+    scenario.write_text(CANARY_SCENARIO)
+    out_dir = tmp_path / "out"
+    metrics_port = free_port()
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "AWS_ACCESS_KEY_ID": "AKIDCANARY",
+        "AWS_SECRET_ACCESS_KEY": CANARY_SECRET,
+        "AWS_SESSION_TOKEN": CANARY_TOKEN,
+    }
+    argv = [sys.executable, "-m", "dynlocust.cli", "run", str(scenario), "--host", instant_create.url,
+            "--results-dir", str(out_dir), "--run-id", "canary", "--metrics-port", str(metrics_port),
+            "--loglevel", "DEBUG", "--csv", str(out_dir / "stats"), "--html", str(out_dir / "report.html")]  # fmt: skip
+    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    metrics = ""
+    try:
+        results = out_dir / "canary" / "results.jsonl"
+        wait_for(lambda: results.exists(), proc)  # the run has started: /metrics has request series
+        with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5) as response:
+            metrics = response.read().decode()
+        code, out, err = finish(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    assert code == 0, err[-3000:]
+    assert "X-Amz-Security-Token" in err  # botocore's debug output was there to leak it
+    assert "dynamodb" in metrics.lower()
+    files = sorted(p for p in out_dir.rglob("*") if p.is_file())
+    assert {p.name for p in files} >= {"results.jsonl", "report.html", "stats_stats.csv"}
+    outputs = {"stdout": out, "stderr": err, "/metrics": metrics}
+    outputs.update({str(p.relative_to(out_dir)): p.read_text(errors="replace") for p in files})
+    for name, text in outputs.items():
+        for canary in (CANARY_SECRET, CANARY_TOKEN, "canary-secret", "canary-token"):
+            assert canary not in text, f"{canary} leaked into {name}"
