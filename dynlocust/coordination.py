@@ -184,7 +184,7 @@ class FleetReport:
             missing_workers=missing,
         )
         self.results.write_window(**record)
-        line = format_progress(closed, len(self.plan.windows))
+        line = format_progress(closed, len(self.plan.windows), self.plan.end - self.clock())
         if missing:
             line += f" (missing workers {missing})"
         self.out.write(line + "\n")

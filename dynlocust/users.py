@@ -9,6 +9,7 @@ from locust import User
 
 from botocore.config import Config
 
+import dynlocust.metrics  # noqa: F401 - registers the Prometheus /metrics endpoint (Locust init listener)
 from dynlocust import plugin
 from dynlocust.client import DynamoDBClient
 from dynlocust.settings import Settings

@@ -46,11 +46,14 @@ def format_window_table(windows: Sequence[WindowLike]) -> str:
     return "\n".join(lines)
 
 
-def format_progress(window: WindowLike, total_windows: int) -> str:
+def format_progress(window: WindowLike, total_windows: int, seconds_left: float | None = None) -> str:
+    """One line per closed window for headless runs and CI logs."""
     s = window.summary
     throttled = s["throttled"] + s.get("unprocessed_requests", 0)
+    left = "" if seconds_left is None else f", {max(seconds_left, 0.0):,.0f} s left"
     return (
         f"window {window.index + 1}/{total_windows} ({window.phase}): target {s['target_rate']:,.0f}/s, "
         f"offered {s['offered']:,}, sent {s['sent']:,}, accepted {s['accepted_per_s']:,.1f}/s, "
         f"throttled {throttled:,}, dropped {s['dropped']:,}, p99 {_ms(s['latency']['p99'])} -> {window.verdict}"
+        f"{left}"
     )
