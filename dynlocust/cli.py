@@ -33,6 +33,8 @@ def _run(args: argparse.Namespace, passthrough: list[str]) -> int:
         "-r",
         str(scenario.concurrency),
         *(["--host", args.host] if args.host else []),
+        # dynlocust prints a line per closed window; Locust's periodic tables would bury them
+        *([] if "--print-stats" in passthrough else ["--only-summary"]),
         *passthrough,
     ]
     from locust import main as locust_main
