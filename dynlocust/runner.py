@@ -9,6 +9,7 @@ request has answered (or the deadline has passed) hands the window's record to `
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -129,14 +130,20 @@ class ScenarioRun:
         return outcome
 
     def _check_ceilings(self) -> None:
+        """Each process holds its share of the run's ceilings, so the fleet as a whole never passes them."""
+        if self.pacer.done:
+            return
         limits = self.scenario.limits
-        if limits.max_requests is not None and self.sent >= limits.max_requests and not self.pacer.done:
-            per_worker = limits.max_requests
-            self.stop(f"request ceiling reached: {self.sent} requests sent, limit {per_worker}")
-        if limits.max_cost_dollars is not None and not self.pacer.done:
+        share = 1.0 / self.worker_count
+        if limits.max_requests is not None and self.sent >= math.ceil(limits.max_requests * share):
+            self.stop(
+                f"request ceiling reached: {self.sent} requests sent, this process's share of {limits.max_requests}"
+            )
+        if limits.max_cost_dollars is not None:
             spent = dollars(self.read_units, self.write_units, self.prices)
-            if spent >= limits.max_cost_dollars:
-                self.stop(f"cost ceiling reached: ${spent:.4f} estimated, limit ${limits.max_cost_dollars:.4f}")
+            if spent >= limits.max_cost_dollars * share:
+                limit = limits.max_cost_dollars
+                self.stop(f"cost ceiling reached: ${spent:.4f} estimated, this process's share of ${limit:.4f}")
 
     # -- windows ---------------------------------------------------------------------------------------------------
 
