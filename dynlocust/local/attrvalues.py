@@ -167,9 +167,11 @@ def value_size(av: AttributeValue) -> int:
     raise ValueError(f"unknown attribute value type: expected one of S N B BOOL NULL SS NS BS L M, found {t!r}")
 
 
-def item_size(item: dict[str, AttributeValue]) -> int:
-    """DynamoDB item size in bytes: each attribute name's UTF-8 length plus its value's size."""
-    return sum(len(k.encode("utf-8")) + value_size(v) for k, v in item.items())
+def item_size(item: dict[str, AttributeValue] | None) -> int:
+    """DynamoDB item size in bytes: each attribute name's UTF-8 length plus its value's size (0 for no item)."""
+    if not item:
+        return 0
+    return sum((len(k) if k.isascii() else len(k.encode("utf-8"))) + value_size(v) for k, v in item.items())
 
 
 def is_set_type(t: str) -> bool:

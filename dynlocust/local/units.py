@@ -1,7 +1,8 @@
-"""Item sizes and consumed capacity units, following the service's documented rules.
+"""Consumed capacity units and the service's size limits, following its documented rules.
 
 Why here and not in the store: the same arithmetic feeds ReturnConsumedCapacity, the 400 KB item limit, the 1 MB
-page limit and the capacity model's charges, so it must be one function each.
+page limit and the capacity model's charges, so it must be one function each. Item sizes themselves are computed
+in `attrvalues` (re-exported here) so that expressions' `size()` and the limits agree.
 """
 
 from __future__ import annotations
@@ -9,61 +10,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from dynlocust.local.attrvalues import item_size, number_size, value_size
+
+__all__ = ["item_size", "number_size", "read_units", "value_size", "write_units"]
+
 ITEM_LIMIT = 400 * 1024
 PAGE_LIMIT = 1024 * 1024
 WRITE_UNIT = 1024
 READ_UNIT = 4096
-
-
-def number_size(text: str) -> int:
-    """Bytes of a number: one per two significant digits, plus one (leading/trailing zeros trimmed)."""
-    digits = text.lstrip("+-")
-    if "e" in digits or "E" in digits:
-        digits = digits.split("e")[0].split("E")[0]
-    digits = digits.replace(".", "").strip("0") or "0"
-    return (len(digits) + 1) // 2 + 1
-
-
-def _b64_len(text: str) -> int:
-    n = len(text)
-    if n == 0:
-        return 0
-    pad = 2 if text.endswith("==") else 1 if text.endswith("=") else 0
-    return n * 3 // 4 - pad
-
-
-def value_size(av: dict[str, Any]) -> int:
-    """Bytes of one attribute value in wire format."""
-    for kind, v in av.items():
-        if kind == "S":
-            return len(v) if v.isascii() else len(v.encode("utf-8"))
-        if kind == "N":
-            return number_size(v)
-        if kind == "B":
-            return _b64_len(v)
-        if kind in ("BOOL", "NULL"):
-            return 1
-        if kind == "SS":
-            return sum(len(s.encode("utf-8")) for s in v)
-        if kind == "NS":
-            return sum(number_size(s) for s in v)
-        if kind == "BS":
-            return sum(_b64_len(s) for s in v)
-        if kind == "L":
-            return 3 + sum(1 + value_size(e) for e in v)
-        if kind == "M":
-            return 3 + sum(1 + len(k.encode("utf-8")) + value_size(e) for k, e in v.items())
-    return 0
-
-
-def item_size(item: dict[str, Any] | None) -> int:
-    """Bytes of an item: attribute name UTF-8 lengths plus value sizes."""
-    if not item:
-        return 0
-    total = 0
-    for name, av in item.items():
-        total += (len(name) if name.isascii() else len(name.encode("utf-8"))) + value_size(av)
-    return total
 
 
 def write_units(size: int) -> float:

@@ -7,7 +7,8 @@ from dynlocust.local.units import Consumed, item_size, number_size, read_units, 
 
 @pytest.mark.parametrize(
     ("text", "size"),
-    [("0", 2), ("1", 2), ("12", 2), ("123", 3), ("1234", 3), ("-12.5", 3), ("1000", 2), ("0.001", 2)],
+    # zero has no significant digit once zeros are trimmed, as the guide's rule says: just the 1-byte overhead
+    [("0", 1), ("1", 2), ("12", 2), ("123", 3), ("1234", 3), ("-12.5", 3), ("1000", 2), ("0.001", 2)],
 )
 def test_number_size(text: str, size: int) -> None:
     assert number_size(text) == size
