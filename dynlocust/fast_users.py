@@ -10,11 +10,10 @@ from typing import Any, ClassVar
 
 import locust  # first: it monkey-patches for gevent before botocore is imported
 
-from dynlocust import plugin
 from dynlocust.errors import ConfigurationError
 from dynlocust.settings import Settings
 from dynlocust.transport.fast import FastDynamoDB, make_fast_client
-from dynlocust.users import DynamoDBUser, pool_size
+from dynlocust.users import DynamoDBUser, pool_size, shared_client
 
 
 class FastDynamoDBUser(DynamoDBUser):
@@ -48,20 +47,18 @@ def shared_fast_client(
     environment: Any, host: str | None, settings: Settings, verify: bool | str = True
 ) -> FastDynamoDB:
     """One `FastDynamoDB` per (environment, endpoint, region, TLS setting): its pool serves every user."""
-    key = ("fast", host, settings.region, verify)
-    clients = plugin.state_for(environment).clients
-    client = clients.get(key)
-    if client is None:
-        client = make_fast_client(
+    return shared_client(  # type: ignore[no-any-return]
+        environment,
+        ("fast", host, settings.region, verify),
+        lambda: make_fast_client(
             host,
             region=settings.region,
             connect_timeout=settings.connect_timeout,
             read_timeout=settings.effective_read_timeout,
             pool_size=pool_size(environment, settings),
             verify=verify,
-        )
-        clients[key] = client
-    return client
+        ),
+    )
 
 
 __all__ = ["TRANSPORTS", "FastDynamoDBUser", "locust", "shared_fast_client", "user_base"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import locust  # first: it monkey-patches for gevent before botocore is imported
@@ -46,21 +47,27 @@ class DynamoDBUser(User):
         return _shared_raw_client(environment, self.host or None, settings, self.botocore_config)
 
 
-def _shared_raw_client(environment: Any, host: str | None, settings: Settings, config: Config | None) -> Any:
-    key = (host, settings.region, id(config))
+def shared_client(environment: Any, key: tuple[Any, ...], factory: Callable[[], Any]) -> Any:
+    """One transport client per environment and key, built on first use: its pool serves every user of the process."""
     clients = plugin.state_for(environment).clients
-    client = clients.get(key)
-    if client is None:
-        client = make_client(
+    if key not in clients:
+        clients[key] = factory()
+    return clients[key]
+
+
+def _shared_raw_client(environment: Any, host: str | None, settings: Settings, config: Config | None) -> Any:
+    return shared_client(
+        environment,
+        ("boto3", host, settings.region, id(config)),
+        lambda: make_client(
             host,
             region=settings.region,
             connect_timeout=settings.connect_timeout,
             read_timeout=settings.effective_read_timeout,
             pool_size=pool_size(environment, settings),
             user_config=config,
-        )
-        clients[key] = client
-    return client
+        ),
+    )
 
 
 def pool_size(environment: Any, settings: Settings) -> int:
