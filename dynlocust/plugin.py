@@ -12,6 +12,7 @@ from locust import events
 from dynlocust import settings as settings_module
 from dynlocust.errors import DynlocustError
 from dynlocust.settings import Settings
+from dynlocust.transport.boto3 import validate_endpoint
 
 
 @dataclass
@@ -46,6 +47,8 @@ def _add_arguments(parser: Any) -> None:
 def _validate(environment: Any, **_kwargs: Any) -> None:
     try:
         state_for(environment)
+        if environment.host:
+            validate_endpoint(environment.host)
     except DynlocustError as exc:
         sys.stderr.write(f"dynlocust: error: {exc}\n")
         sys.exit(exc.exit_code)

@@ -41,3 +41,22 @@ def test_headless_run_reports_throttles_by_code(fault_server: FaultServer, tmp_p
     # not count are those in flight when the time limit killed the 10 users.
     assert 0 <= len(fault_server.requests()) - total <= 10
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--host", "ftp://x"], "--host: expected a DynamoDB endpoint URL"),
+        (["--host", "http://127.0.0.1:1", "--deadline", "-1"], "--deadline: expected a positive number of seconds"),
+        (["--host", "http://127.0.0.1:1", "--pool-size", "many"], "--pool-size: expected a whole number >= 0"),
+        (["--host", "http://127.0.0.1:1", "--region", "us east"], "--region: expected an AWS region name"),
+    ],
+)
+def test_bad_options_get_one_clear_line_and_exit_code_2(args: list[str], message: str) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "locust", "-f", str(ROOT / "locustfiles" / "example.py"), "--headless", "-t", "1s", *args],
+        env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert f"dynlocust: error: {message}" in result.stderr
+    assert "Traceback" not in result.stderr
