@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev,report]'
+	$(BIN)/python -m pip install -q -e '.[dev,report,pynamodb]'
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -59,6 +59,12 @@ def _report(args: argparse.Namespace, passthrough: list[str]) -> int:
     return report_main(passthrough)
 
 
+def _compare(args: argparse.Namespace, passthrough: list[str]) -> int:
+    from dynlocust.mapper.compare import main as compare_main
+
+    return compare_main(passthrough)
+
+
 def _validate(args: argparse.Namespace, passthrough: list[str]) -> int:
     from dynlocust.scenario import validate_file
 
@@ -89,6 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
         "report", help="rebuild the HTML, Markdown, CSV and PNG reports of a results file", add_help=False
     )
     report.set_defaults(handler=_report)
+    compare = commands.add_parser(
+        "compare", help="time the mapper against the raw client, operation by operation", add_help=False
+    )
+    compare.set_defaults(handler=_compare)
     validate = commands.add_parser("validate", help="check scenario files and summarise them")
     validate.add_argument("files", nargs="+", help="scenario YAML files")
     validate.set_defaults(handler=_validate)

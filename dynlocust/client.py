@@ -104,43 +104,67 @@ class DynamoDBClient:
     ) -> Any:
         """Run one measured call; `context` is merged into the request event's context."""
         table, index = request_target(kwargs)
-        response: Any = None
-        error: BaseException | None = None
-        deadline = self.deadline
-        timer = gevent.Timeout(deadline)
-        start = self._clock()
-        timer.start()
-        try:
-            response = method(**kwargs)
-        except gevent.Timeout as exc:
-            if exc is not timer:
-                raise
-            error = DeadlineExceeded(deadline)
-        except Exception as exc:
-            error = exc
-        finally:
-            timer.close()
-        elapsed = self._clock() - start
-        outcome = classify(response, error)
-        self.last_outcome = outcome
-        event_context = {**self.context, **(context or {})}
-        event_context.update(outcome=outcome, operation=operation, table=table, index=index)
-        self._request_event.fire(
-            request_type=REQUEST_TYPE,
-            name=request_name(operation, table, index),
-            response_time=elapsed * 1000.0,
-            response_length=_response_length(response, error),
-            response=response,
-            context=event_context,
-            exception=None if outcome.ok else RequestFailed(outcome),
-            url=None,
-            start_time=time.time() - elapsed,
+        response, error, outcome = measured_call(
+            self._request_event,
+            request_name(operation, table, index),
+            lambda: method(**kwargs),
+            deadline=self.deadline,
+            context={**self.context, **(context or {}), "operation": operation, "table": table, "index": index},
+            clock=self._clock,
         )
+        self.last_outcome = outcome
         if error is not None:
             if self.raise_errors:
                 raise error
             return None
         return response
+
+
+def measured_call(
+    request_event: Any,
+    name: str,
+    function: Callable[[], Any],
+    *,
+    deadline: float,
+    context: Mapping[str, Any],
+    outcome_of: Callable[[Any, BaseException | None], Outcome] = classify,
+    request_type: str = REQUEST_TYPE,
+    clock: Callable[[], float] = time.perf_counter,
+) -> tuple[Any, BaseException | None, Outcome]:
+    """Run `function` under a total deadline and fire the request event exactly once for it.
+
+    Every client (the raw transports, the mapper adapters) measures through here, so deadlines, outcomes and
+    request events mean the same everywhere. Returns the result, the exception it raised (if any) and the outcome.
+    """
+    result: Any = None
+    error: BaseException | None = None
+    timer = gevent.Timeout(deadline)
+    start = clock()
+    timer.start()
+    try:
+        result = function()
+    except gevent.Timeout as exc:
+        if exc is not timer:
+            raise
+        error = DeadlineExceeded(deadline)
+    except Exception as exc:
+        error = exc
+    finally:
+        timer.close()
+    elapsed = clock() - start
+    outcome = outcome_of(result, error)
+    request_event.fire(
+        request_type=request_type,
+        name=name,
+        response_time=elapsed * 1000.0,
+        response_length=_response_length(result, error),
+        response=result,
+        context={**context, "outcome": outcome},
+        exception=None if outcome.ok else RequestFailed(outcome),
+        url=None,
+        start_time=time.time() - elapsed,
+    )
+    return result, error, outcome
 
 
 def _response_length(response: Any, error: BaseException | None) -> int:

@@ -92,6 +92,7 @@ def _fail(message: str, code: int = 2) -> None:
 @events.init.add_listener
 def _on_init(environment: Any, **_kwargs: Any) -> None:
     redact.install()
+    safety.route_interrupts()
     settings = plugin.settings_for(environment)
     if not settings.scenario:
         _fail("--scenario: expected a scenario YAML file (or DYNLOCUST_SCENARIO), found none")

@@ -23,7 +23,9 @@ import gc
 import json
 import logging
 import os
+import signal
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -108,8 +110,8 @@ def _name(g: Any) -> str:
 
 
 def in_flight_calls(greenlets: list[Any] | None = None) -> list[InFlight]:
-    """Every call suspended inside `DynamoDBClient.call`, read from the greenlets' frames (no bookkeeping on the
-    request path: the snapshot is rare, requests are not)."""
+    """Every call suspended inside `DynamoDBClient.call`, oldest first, read from the greenlets' frames (no
+    bookkeeping on the request path: the snapshot is rare, requests are not)."""
     code = DynamoDBClient.call.__code__
     found = []
     for g in _greenlets() if greenlets is None else greenlets:
@@ -123,7 +125,7 @@ def in_flight_calls(greenlets: list[Any] | None = None) -> list[InFlight]:
             age = client._clock() - start if isinstance(client, DynamoDBClient) and start is not None else -1.0
             found.append(InFlight(str(local.get("operation", "?")), table, index, round(age, 3), _name(g)))
             break
-    return found
+    return sorted(found, key=lambda call: call.age, reverse=True)
 
 
 def greenlet_stacks(*, limit: int = MAX_STACKS) -> list[dict[str, Any]]:
@@ -196,7 +198,7 @@ class Watchdog:
     on_trip: Callable[[Trip], None] = lambda trip: None
     on_stuck: Callable[[Trip], None] = lambda trip: None
     """Called when the run has still not finished `run.deadline + 5` s after the trip (its closer is stuck)."""
-    interval: float = 0.5
+    interval: float = 0.25
     monotonic: Callable[[], float] = time.monotonic
     trip: Trip | None = None
     _completed: int = -1
@@ -349,7 +351,30 @@ def guard_worker(environment: Any, current: Callable[[], Any], timeout: float | 
     return gevent.spawn(loop)
 
 
-# -- teardown that a second interrupt cannot cut short ---------------------------------------------------------
+# -- interrupts and a teardown that a second one cannot cut short ---------------------------------------------
+
+_ROUTED = False
+
+
+def route_interrupts() -> None:
+    """Deliver Ctrl-C to the main greenlet only (idempotent; main thread only).
+
+    Python raises KeyboardInterrupt in whichever greenlet happens to run when the signal arrives: the window
+    closer, a user, the seeding pool. That greenlet dies (a run that never finishes, a set-up half done) before
+    the main greenlet even hears of it. Routed through the hub, the interrupt reaches Locust's main loop alone,
+    which then shuts down through `quitting` with every greenlet still intact.
+    """
+    global _ROUTED
+    if _ROUTED or threading.current_thread() is not threading.main_thread():
+        return
+    hub = gevent.get_hub()
+
+    def interrupt() -> None:
+        hub.loop.run_callback(hub.parent.throw, KeyboardInterrupt())
+
+    gevent.signal_handler(signal.SIGINT, interrupt)
+    _ROUTED = True
+
 
 
 def shielded(work: Callable[[], T], *, limit: float = 120.0) -> T | None:

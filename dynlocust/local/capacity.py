@@ -40,6 +40,17 @@ Calibration (all rates times ``capacity_scale``, all durations divided by ``time
   resource starts with 1 s of credit (at least one unit) and accrues the rest while idle.
 * A write to a table with GSIs is several charges; when a later one throttles, ``refund`` the earlier ones.
 
+Time scale floors (``time_scale`` > 1 only; at ``time_scale`` 1 every figure above holds as stated). Dividing a
+tolerance by ``time_scale`` can push it below one request's cost or below the jitter of real arrivals (at
+capacity_scale 0.01 and time_scale 60 the table's burst is 0.57 units, 14 ms against a 24 ms cost): such a GCRA
+accepts a request only when the previous one has fully drained, so 80 jittery writes/s offered were accepted at
+~28/s instead of 41.3/s, and a grown ceiling was never reached. So every tolerance is at least
+``MIN_TOLERANCE_S`` of wall-clock time and ``MIN_TOLERANCE_COSTS`` units, capped at its unscaled value; the
+burst then lasts longer than its scaled figure (at 0.01 and 60: 3.3 units, first throttle at 80 offered after
+0.085 s, not 0.88 s / 60). Likewise the peak window is at least
+``MIN_PEAK_WINDOW_S`` (so a burst in a tiny window is no peak) and the over-demand grace at least ``MIN_GRACE_S``
+(so arrival jitter does not break a run). Growth timing (holds, bins) is scaled exactly.
+
 Not thread-safe: the server calls it from one thread (greenlets switch only on I/O).
 """
 
@@ -73,6 +84,11 @@ MAX_CAP_BURST_S = 1.0
 PROVISIONED_CREDIT_S = 300.0
 PROVISIONED_START_CREDIT_S = 1.0
 PRUNE_ABOVE = 1024
+# Floors under time scaling (module docstring). 0.08 s leaves the table burst at time_scale 10 as scaled (0.082 s).
+MIN_TOLERANCE_S = 0.08
+MIN_TOLERANCE_COSTS = 3.0
+MIN_PEAK_WINDOW_S = 1.0
+MIN_GRACE_S = 0.5
 
 ON_DEMAND_TABLE_MESSAGE = (
     "Throughput exceeds the current capacity of your table or index. DynamoDB is automatically scaling your "
@@ -255,8 +271,8 @@ class CapacityModel:
         self.time_scale = float(time_scale)
         self._clock = clock
         self._bin = BIN_S / self.time_scale
-        self._grace = GRACE_S / self.time_scale
-        self._peak_window = PEAK_WINDOW_S / self.time_scale
+        self._grace = max(GRACE_S / self.time_scale, MIN_GRACE_S)
+        self._peak_window = max(PEAK_WINDOW_S / self.time_scale, MIN_PEAK_WINDOW_S)
         self._resources: dict[str, dict[str | None, _Resource]] = {}
 
     # ---- configuration -------------------------------------------------------------------------------------
@@ -303,10 +319,10 @@ class CapacityModel:
         else:
             code = "ProvisionedThroughputExceededException"
             message = PROVISIONED_INDEX_MESSAGE if spec.index else PROVISIONED_TABLE_MESSAGE
-            tol = PROVISIONED_CREDIT_S / ts
             for lane, rate in ((res.read, spec.read_capacity), (res.write, spec.write_capacity)):
                 assert rate is not None
                 lane.inv = 1.0 / (rate * cs)
+                tol = _tolerance(PROVISIONED_CREDIT_S, ts, lane.inv)
                 if fresh:
                     start_credit = max(PROVISIONED_START_CREDIT_S / ts, lane.inv)
                     lane.budget = _Budget(now + tol - start_credit, tol)
@@ -320,11 +336,11 @@ class CapacityModel:
         ):
             kind = _kind(lane, res)
             lane.part_inv = 1.0 / (part_rate * cs)
-            lane.part_tol = PARTITION_BURST_S / ts
+            lane.part_tol = _tolerance(PARTITION_BURST_S, ts, lane.part_inv)
             lane.t_key = Throttle(code, f"{prefix}{kind}KeyRangeThroughputExceeded", spec.arn, message)
             if res.on_demand and max_units is not None and max_units > 0:
                 lane.max_inv = 1.0 / (max_units * cs)
-                lane.max_tol = MAX_CAP_BURST_S / ts
+                lane.max_tol = _tolerance(MAX_CAP_BURST_S, ts, lane.max_inv)
                 if fresh:
                     lane.max_tat = now
                 lane.t_max = Throttle(code, f"{prefix}{kind}MaxOnDemandThroughputExceeded", spec.arn, message)
@@ -351,7 +367,7 @@ class CapacityModel:
         if old_inv and budget.tat > now:
             budget.tat = now + (budget.tat - now) * res.write.inv / old_inv
         # The burst is BURST_S of the baseline in units; as a tolerance it is measured at the current ceiling.
-        budget.tol = BURST_S * res.base_write * res.write.inv / self.time_scale * cs
+        budget.tol = _tolerance(BURST_S * res.base_write * cs * res.write.inv, self.time_scale, res.write.inv)
 
     # ---- the hot path --------------------------------------------------------------------------------------
 
@@ -432,19 +448,9 @@ class CapacityModel:
         """Close the one-second bin: over-demand run, growth step, peak; prune idle partition entries."""
         binlen = self._bin
         if res.on_demand:
-            if res.bin_over:
-                if res.od_since < 0 or res.bin_start - res.last_od > self._grace:
-                    res.od_since = res.bin_start
-                res.last_od = res.bin_end
-                res.od_seconds += BIN_S
-                hold = (FIRST_HOLD_S if res.level == 0 else NEXT_HOLD_S) / self.time_scale
-                if res.bin_end - res.od_since >= hold - 1e-9:
-                    self._step(res, now)
-                    res.od_since = res.bin_end
-            elif res.od_since >= 0 and now - res.last_od > self._grace:
-                res.od_since = -1.0
             # Peak accepted write-equivalent rate (unscaled units per clock second) over 10 s windows, so the
-            # burst of the first second does not count as a peak.
+            # burst of the first second does not count as a peak. Before any step: the bin was charged at the
+            # old cost.
             res.win_used += res.bin_used / res.write.inv / self.capacity_scale
             span = res.bin_end - res.win_start
             if span >= self._peak_window - 1e-9:
@@ -453,6 +459,19 @@ class CapacityModel:
                     res.peak = rate
                 res.win_used = 0.0
                 res.win_start = -1.0
+            if res.bin_over:
+                if res.od_since < 0 or res.bin_start - res.last_od > self._grace:
+                    res.od_since = res.bin_start
+                    res.last_od = res.bin_start
+                # Unscaled seconds credited towards growth, bridged pauses included (as the hold timer counts).
+                res.od_seconds += (res.bin_end - res.last_od) * self.time_scale
+                res.last_od = res.bin_end
+                hold = (FIRST_HOLD_S if res.level == 0 else NEXT_HOLD_S) / self.time_scale
+                if res.bin_end - res.od_since >= hold - 1e-9:
+                    self._step(res, now)
+                    res.od_since = res.bin_end
+            elif res.od_since >= 0 and now - res.last_od > self._grace:
+                res.od_since = -1.0
         for lane in (res.read, res.write):
             if len(lane.parts) > PRUNE_ABOVE:
                 lane.parts = {k: v for k, v in lane.parts.items() if v > now}
@@ -520,6 +539,12 @@ class CapacityModel:
                 steps=[{"after_s": at - res.created, "write_ceiling": rate} for at, rate in res.steps],
             )
         return info
+
+
+def _tolerance(unscaled_s: float, time_scale: float, inv: float) -> float:
+    """``unscaled_s / time_scale``, but never below what lets a bucket of cost ``inv`` s/unit accept at its full
+    rate under jittery arrivals, nor above ``unscaled_s`` (time_scale 1 stays exactly as calibrated)."""
+    return max(unscaled_s / time_scale, min(unscaled_s, max(MIN_TOLERANCE_S, MIN_TOLERANCE_COSTS * inv)))
 
 
 def _kind(lane: _Lane, res: _Resource) -> str:

@@ -121,7 +121,11 @@ class LocalServer:
     def handle_request(self, method: str, target: str, headers: dict[str, str], body: bytes) -> bytes:
         """One request -> the full response bytes (status line, headers, body)."""
         if method == "GET" and target == STATS_PATH:
-            return self._response(200, orjson.dumps(self.stats.snapshot()), "application/json")
+            snapshot = self.stats.snapshot()
+            capacity = self.backend.capacity
+            if capacity is not None:
+                snapshot = {**snapshot, "capacity": capacity.snapshot()}
+            return self._response(200, orjson.dumps(snapshot), "application/json")
         if method == "POST" and target == RESET_PATH:
             self.stats.reset()
             return self._response(200, b"{}", "application/json")

@@ -50,4 +50,19 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "DeserializationError",
+    "Deserializer",
+    "EmptySetError",
+    "GetManyResult",
+    "Index",
+    "MapperError",
+    "ModelError",
+    "NumberError",
+    "NumberNotFiniteError",
+    "Repository",
+    "SerializationError",
+    "Serializer",
+    "entity",
+    "model_of",
+]

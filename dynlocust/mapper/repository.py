@@ -13,6 +13,7 @@ import dataclasses
 import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from operator import attrgetter
 from typing import Any, Generic, TypeVar
 
@@ -26,6 +27,7 @@ T = TypeVar("T")
 
 MAX_TRANSACTION = 100
 MAX_BATCH_GET = 100
+_PLACEHOLDERS = tuple(f":v{i}" for i in range(1024))
 
 
 @dataclass(slots=True)
@@ -57,6 +59,7 @@ class Repository(Generic[T]):
         self.table = table or self.model.table
         serializer, deserializer = serializer or Serializer(), deserializer or Deserializer()
         self._serialize_item = serializer.serialize_item
+        self._serialize = serializer.serialize
         self._deserialize_item = deserializer.deserialize_item
         codec = self.model.codec(serializer.serialize, deserializer.deserialize)
         self._item, self._entity, self._key_of, self._key_from = codec
@@ -122,11 +125,19 @@ class Repository(Generic[T]):
         }
 
     def _update_values(self, changes: Mapping[str, Any]) -> dict[str, Any]:
-        return self._serialize_item({f":v{i}": value for i, value in enumerate(changes.values())})
+        serialize = self._serialize
+        values = changes.values()
+        return {p: serialize(v) for p, v in zip(_PLACEHOLDERS[: len(values)], values, strict=True)}
 
     def _changes(self, entity: T, fields: Sequence[str]) -> dict[str, Any]:
-        item = self.model.to_item(entity)
-        return {name: item[name] for name in fields if name in item}
+        """The fields' current values, as `to_item` would write them (None and empty sets left out)."""
+        changes = {}
+        for name in fields:
+            value = getattr(entity, name)
+            if value is None or (isinstance(value, set | frozenset) and not value):
+                continue
+            changes[name] = Decimal(repr(value)) if type(value) is float else value
+        return changes
 
     # --- writes -------------------------------------------------------------------------------------------
 

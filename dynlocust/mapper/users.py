@@ -12,22 +12,20 @@ Adapters: `self.repository(Entity)` (dynlocust's mapper), `self.pynamodb(Model)`
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, ClassVar
 
 import locust  # noqa: F401 - first: it monkey-patches for gevent before botocore is imported
 from locust import User
 
-import gevent
-
 from dynlocust import plugin
-from dynlocust.client import RequestFailed
+from dynlocust.client import measured_call
 from dynlocust.errors import ConfigurationError
 from dynlocust.mapper.model import model_of
 from dynlocust.mapper.repository import Repository
-from dynlocust.outcomes import UNPROCESSED, DeadlineExceeded, Outcome, classify
+from dynlocust.outcomes import UNPROCESSED, Outcome, classify
 from dynlocust.transport.boto3 import LOCAL_CREDENTIALS, MIN_POOL, is_local_endpoint, make_client, retry_free_config
+from dynlocust.users import pool_size, shared_client
 
 REQUEST_TYPE = "Mapper"
 _LAZY_RESULTS = ("ResultIterator", "Generator")
@@ -66,47 +64,36 @@ class OperationTimer:
 
     def run(self, name: str, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Call `function`; on failure return None (or re-raise with `raise_errors`), as Locust clients do."""
-        error: BaseException | None = None
-        result: Any = None
-        timer = gevent.Timeout(self.deadline)
-        start = time.perf_counter()
-        timer.start()
-        try:
+        model, _, operation = name.rpartition(".")
+
+        def call() -> Any:
             result = function(*args, **kwargs)
             if type(result).__name__ in _LAZY_RESULTS or isinstance(result, Iterator):
-                result = list(result)
-        except gevent.Timeout as exc:
-            if exc is not timer:
-                raise
-            error = DeadlineExceeded(self.deadline)
-        except Exception as exc:
-            error = exc
-        finally:
-            timer.close()
-        elapsed = time.perf_counter() - start
-        if error is not None:
-            outcome = classify(exception=_botocore_error(error))
-        else:
-            leftovers = _unprocessed(result)
-            outcome = Outcome(UNPROCESSED, "UnprocessedKeys", unprocessed=leftovers) if leftovers else Outcome("ok")
-        self.last_outcome = outcome
-        model, _, operation = name.rpartition(".")
-        self.request_event.fire(
+                result = list(result)  # lazy results are fetched inside the measured call
+            return result
+
+        result, error, outcome = measured_call(
+            self.request_event,
+            name,
+            call,
+            deadline=self.deadline,
+            context={"operation": operation, "table": model or "-", "index": None},
+            outcome_of=_outcome_of,
             request_type=REQUEST_TYPE,
-            name=name,
-            response_time=elapsed * 1000.0,
-            response_length=0,
-            response=result,
-            context={"outcome": outcome, "operation": operation, "table": model or "-", "index": None},
-            exception=None if outcome.ok else RequestFailed(outcome),
-            url=None,
-            start_time=time.time() - elapsed,
         )
+        self.last_outcome = outcome
         if error is not None:
             if self.raise_errors:
                 raise error
             return None
         return result
+
+
+def _outcome_of(result: Any, error: BaseException | None) -> Outcome:
+    if error is not None:
+        return classify(exception=_botocore_error(error))
+    leftovers = _unprocessed(result)
+    return Outcome(UNPROCESSED, "UnprocessedKeys", unprocessed=leftovers) if leftovers else Outcome("ok")
 
 
 class Instrumented:
@@ -124,8 +111,8 @@ class Instrumented:
 
     def __getattr__(self, name: str) -> Any:
         attribute = getattr(self._target, name)
-        if not callable(attribute) or name.startswith("_"):
-            return attribute
+        if not callable(attribute) or isinstance(attribute, type) or name.startswith("_"):
+            return attribute  # data, private helpers and classes (e.g. PynamoDB's DoesNotExist) pass through
         label = f"{self._prefix}.{name}"
         run = self._timer.run
 
@@ -184,30 +171,23 @@ class MapperUser(User):
 
     def pynamodb(self, model: type) -> Any:
         """A PynamoDB model class pointed at this user's endpoint with retries off, timed as `<Model>.<method>`."""
-        configure_pynamodb(model, self.host or None, self._settings, _pool_size(self.environment, self._settings))
+        configure_pynamodb(model, self.host or None, self._settings, pool_size(self.environment, self._settings))
         return Instrumented(model, model.__name__, self.timer)
-
-
-def _pool_size(environment: Any, settings: Any) -> int:
-    users = getattr(getattr(environment, "parsed_options", None), "num_users", None) or 0
-    return max(settings.pool_size or int(users), MIN_POOL)
 
 
 def _shared_client(environment: Any, host: str | None, settings: Any) -> Any:
     """One retry-free botocore client per process and endpoint, shared by every mapper user (one pool)."""
-    clients = plugin.state_for(environment).clients
-    key = ("mapper", host, settings.region)
-    client = clients.get(key)
-    if client is None:
-        client = make_client(
+    return shared_client(
+        environment,
+        ("mapper", host, settings.region),
+        lambda: make_client(
             host,
             region=settings.region,
             connect_timeout=settings.connect_timeout,
             read_timeout=settings.effective_read_timeout,
-            pool_size=_pool_size(environment, settings),
-        )
-        clients[key] = client
-    return client
+            pool_size=pool_size(environment, settings),
+        ),
+    )
 
 
 def resource_table(host: str | None, name: str, settings: Any) -> Any:

@@ -6,6 +6,10 @@ accepted counts and throttles are asserted on the run's results and on the serve
 
 from __future__ import annotations
 
+import itertools
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -80,6 +84,27 @@ def test_write_ceiling_replay(tmp_path: Path) -> None:
     assert (server["ok"], server["throttled"]) == (accepted, throttled)
 
 
+@contextmanager
+def watch_capacity(endpoint: LocalEndpoint, table: str, every_s: float = 0.5) -> Iterator[list[dict]]:
+    """Poll the server's capacity snapshot of `table` while the run lives (its teardown deletes the table)."""
+    seen: list[dict] = []
+    stop = threading.Event()
+
+    def poll() -> None:
+        while not stop.wait(every_s):
+            snap = endpoint.stats().get("capacity", {}).get(table)
+            if snap is not None:
+                seen.append(snap)
+
+    poller = threading.Thread(target=poll, daemon=True)
+    poller.start()
+    try:
+        yield seen
+    finally:
+        stop.set()
+        poller.join(timeout=5)
+
+
 SOAK = """\
 name: soak
 target: {local: {capacity_scale: 0.01, time_scale: 60}}
@@ -100,10 +125,14 @@ def test_growth_under_sustained_over_demand(tmp_path: Path) -> None:
     scenario.write_text(SOAK)
     endpoint = LocalEndpoint(capacity_scale=SCALE, time_scale=60).start()
     try:
-        result = run_dynlocust(scenario, tmp_path, "--host", endpoint.url, run_id="soak")
+        with watch_capacity(endpoint, "t-soak") as seen:
+            result = run_dynlocust(scenario, tmp_path, "--host", endpoint.url, run_id="soak")
+        server = endpoint.stats()["tables"]["t-soak"]["PutItem"]
     finally:
         endpoint.stop()
     assert result.returncode == 0, result.stderr[-3000:]
+    assert seen, "the server's stats never showed the table's capacity"
+    capacity = seen[-1]
     rates = [w["summary"]["accepted"] / w["duration"] for w in result.windows]
     # the first ceiling holds for 8 (scaled) minutes
     assert all(r == pytest.approx(CEILING, rel=0.05) for r in rates[1:4]), rates
@@ -113,3 +142,17 @@ def test_growth_under_sustained_over_demand(tmp_path: Path) -> None:
     assert max(rates) <= 80 and all(b <= 2 * max(rates[: i + 1]) for i, b in enumerate(rates[1:]))
     levels = sorted({round(r / 10) * 10 for r in rates[1:]})
     assert 40 in levels and 70 in levels and len(levels) >= 4, rates
+
+    # the server's own view: three steps of 1,000/s (x 0.01), 10 s (10 scaled minutes) apart, the first 8 s
+    # after the first throttle (table creation precedes the load by the run's setup time)
+    steps = capacity["steps"]
+    assert [round(s["write_ceiling"], 1) for s in steps] == [51.3, 61.3, 71.3], capacity
+    at = [s["after_s"] for s in steps]
+    assert at[0] >= 8.0 and all(9.9 <= b - a <= 11.0 for a, b in itertools.pairwise(at)), at
+    # between steps the accepted rate is the ceiling (windows are 2 s; the steps fall in windows 4, 9 and 14)
+    for window, ceiling in ((slice(5, 9), 51.3), (slice(10, 14), 61.3), (slice(15, 18), 71.3)):
+        assert all(r == pytest.approx(ceiling, rel=0.05) for r in rates[window]), (ceiling, rates)
+    assert capacity["throttled"].keys() == {"TableWriteKeyRangeThroughputExceeded"}
+    accepted = sum(w["summary"]["accepted"] for w in result.windows)
+    throttled = sum(w["summary"]["throttled"] for w in result.windows)
+    assert (server["ok"], server["throttled"]) == (accepted, throttled)

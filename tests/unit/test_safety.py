@@ -12,9 +12,10 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from locust.event import EventHook
+
 import gevent
 import pytest
-from locust.event import EventHook
 
 from dynlocust import safety
 from dynlocust.client import DynamoDBClient

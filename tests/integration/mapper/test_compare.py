@@ -35,7 +35,7 @@ def test_main_prints_the_table(endpoint: Any, client: Any, capsys: pytest.Captur
         "--only",
         "retrieve by key",
         "--only",
-        "delete 1",
+        "move",
     ]
     assert main(argv) == 0
     out = capsys.readouterr().out.splitlines()

@@ -10,11 +10,8 @@ from locust.env import Environment
 
 import gevent
 import pytest
-from pynamodb.attributes import NumberAttribute, UnicodeAttribute
-from pynamodb.models import Model as PynamoModel
 
 from dynlocust.client import RequestFailed
-from dynlocust.mapper.model import model_of
 from dynlocust.mapper.users import REQUEST_TYPE, MapperUser
 from tests.integration.mapper.conftest import Order
 
@@ -82,28 +79,3 @@ def test_resource_table_adapter(endpoint: Any, make_table: Any) -> None:
     assert got["Item"] == {"pk": "c", "sk": "1", "n": Decimal(3)}
     assert [e["name"] for e in fired] == [f"Table({table}).put_item", f"Table({table}).get_item"]
     assert orders.target.name == table
-
-
-class PynamoOrder(PynamoModel):
-    class Meta:
-        table_name = "replaced-per-test"
-
-    pk = UnicodeAttribute(hash_key=True)
-    sk = UnicodeAttribute(range_key=True)
-    total = NumberAttribute(default=0)
-
-
-def test_pynamodb_adapter_drains_lazy_results_and_unwraps_errors(endpoint: Any, make_table: Any) -> None:
-    PynamoOrder.Meta.table_name = make_table(Order)
-    user, fired = make_user(endpoint.url)
-    model = user.pynamodb(PynamoOrder)
-    for i in range(5):
-        user.timed("PynamoOrder.save", PynamoOrder(pk="c", sk=str(i), total=i).save)
-    found = model.query("c")
-    assert isinstance(found, list) and [o.sk for o in found] == ["0", "1", "2", "3", "4"]
-    assert fired[-1]["name"] == "PynamoOrder.query" and fired[-1]["context"]["outcome"].ok
-    condition = PynamoOrder.pk.does_not_exist()
-    assert user.timed("PynamoOrder.save", PynamoOrder(pk="c", sk="1").save, condition=condition) is None
-    assert fired[-1]["context"]["outcome"].kind == "condition_failed"
-    assert PynamoOrder.Meta.max_retry_attempts == 0
-    assert model_of(Order).table == "orders"

@@ -7,6 +7,7 @@ per simulated second; the long growth runs use capacity_scale=0.01 (80 charges p
 from __future__ import annotations
 
 import itertools
+import random
 from dataclasses import dataclass, field
 
 import pytest
@@ -244,6 +245,110 @@ def test_a_step_bigger_than_doubling_is_capped_at_twice_the_peak(monkeypatch: py
     # Peak before the step: the ceiling 413, plus at most the burst (340) spread over the first 10 s window.
     assert 2 * 413 < snap["steps"][0]["write_ceiling"] <= 2 * (413 + 34)
     assert snap["write_ceiling"] < 413 + 3.0 * 400
+
+
+# ---- time_scale > 1: the 34-minute soak in 34 s (issue 4) ----------------------------------------------------
+
+
+def drive_jittered(
+    model: CapacityModel, clock: FakeClock, rate: float, seconds: float, *, seed: int = 4, keys: list[str] = KEYS
+) -> list[float]:
+    """Offer ``rate`` charges/s as a Poisson stream (what a real client's arrivals look like to the server) for
+    ``seconds`` from the clock's current time; accepted per second of clock time."""
+    rnd = random.Random(seed)
+    start = clock.t
+    per_second = [0] * int(seconds)
+    t = start + rnd.expovariate(rate)
+    i = 0
+    while t < start + int(seconds):
+        clock.t = t
+        if model.charge("t", None, "write", 1.0, keys[i % len(keys)]) is None:
+            per_second[int(t - start)] += 1
+        i += 1
+        t += rnd.expovariate(rate)
+    clock.t = start + seconds
+    return per_second
+
+
+def _per_2s(per_second: list[int]) -> list[float]:
+    return [(per_second[i] + per_second[i + 1]) / 2 for i in range(0, len(per_second) - 1, 2)]
+
+
+@pytest.fixture(scope="module")
+def soak_scaled() -> dict[str, tuple[list[float], dict]]:
+    """The soak of `soak_8000` at time_scale 60 (36 s of clock), with exact and with Poisson arrivals:
+    accepted per 2 s window (scaled units) and the final snapshot."""
+    out = {}
+    for arrivals in ("exact", "poisson"):
+        model, clock = on_demand(scale=0.01, time_scale=60)
+        if arrivals == "exact":
+            per_second = drive(model, clock, 80, 36).per_second[:-1]
+        else:
+            per_second = drive_jittered(model, clock, 80, 36)
+        out[arrivals] = (_per_2s(per_second), model.snapshot()["t"])
+    return out
+
+
+@pytest.mark.parametrize("arrivals", ["exact", "poisson"])
+def test_time_scale_60_accepts_the_first_ceiling_at_once(
+    soak_scaled: dict[str, tuple[list[float], dict]], arrivals: str
+) -> None:
+    # Before the floors the table's tolerance was 14 ms, under one 24 ms request: 40/s (exact) or ~28/s (Poisson).
+    rates, _ = soak_scaled[arrivals]
+    assert sum(rates[1:4]) / 3 == pytest.approx(41.3, rel=0.03), rates
+
+
+@pytest.mark.parametrize("arrivals", ["exact", "poisson"])
+def test_time_scale_60_grows_in_steps_every_ten_scaled_minutes(
+    soak_scaled: dict[str, tuple[list[float], dict]], arrivals: str
+) -> None:
+    rates, snap = soak_scaled[arrivals]
+    assert [round(s["write_ceiling"], 1) for s in snap["steps"]] == [51.3, 61.3, 71.3]
+    at = [s["after_s"] for s in snap["steps"]]
+    assert 8.0 <= at[0] <= 8.2  # 480 s / 60, plus the burst before the first throttle
+    # each next step 600 s / 60 later, at the first over-demand bin (Poisson lulls can delay it, under the grace)
+    assert all(10.0 - 1e-6 <= b - a <= 11.0 for a, b in itertools.pairwise(at)), at
+    # what is accepted follows each step (before the fix: flat at 40/s whatever the ceiling)
+    plateau = 0.005 if arrivals == "exact" else 0.1  # Poisson at 80/s sometimes offers less than 71.3
+    for window, ceiling in ((slice(5, 9), 51.3), (slice(11, 14), 61.3), (slice(15, 18), 71.3)):
+        mean = sum(rates[window]) / len(rates[window])
+        assert ceiling * (1 - plateau) <= mean <= ceiling * 1.01, (ceiling, rates)
+
+
+def test_time_scale_60_counts_over_demand_and_peak_in_clock_consistent_units(
+    soak_scaled: dict[str, tuple[list[float], dict]],
+) -> None:
+    _, snap = soak_scaled["exact"]
+    # 36 clock seconds of over-demand are 36 scaled minutes (was one second per over-demand 1/60 s bin: ~1,100)
+    assert snap["over_demand_seconds"] == pytest.approx(36 * 60, rel=0.01)
+    # the peak is measured over 1 s windows, not 1/6 s ones in which a burst counted as a rate
+    assert snap["peak_write_rate"] == pytest.approx(71.3, rel=0.02)
+
+
+@pytest.mark.parametrize(
+    ("scale", "time_scale", "burst"),
+    [
+        (1.0, 1, 3400.0),  # time_scale 1: exactly as calibrated, whatever the capacity scale
+        (0.01, 1, 34.0),
+        (0.001, 1, 3.4),
+        (0.1, 10, 34.0),  # scaled exactly: 0.082 s is above both floors
+        (0.01, 10, 3.4),
+        (0.01, 60, 0.08 * 41.3),  # 0.57 units scaled: floored at 0.08 s of the 41.3/s ceiling
+        (1.0, 60, 0.08 * 4130),  # 56.7 units scaled, 14 ms: floored at 0.08 s
+        (0.001, 60, 3.0),  # floored at 3 request costs (0.73 s), which is still below 3.4 unscaled
+    ],
+)
+def test_burst_tolerance_floors_only_under_time_scale(scale: float, time_scale: float, burst: float) -> None:
+    model, _ = on_demand(scale=scale, time_scale=time_scale)
+    assert model.snapshot()["t"]["write_burst"] == pytest.approx(burst, rel=1e-9)
+
+
+def test_time_scale_60_hot_key_gets_its_full_partition_rate_under_jitter() -> None:
+    # 1,000 WRU/s per key at 0.01 is one write per 0.1 s; its 1 s / 60 tolerance used to drop ~1/3 of that
+    model, clock = on_demand(scale=0.01, time_scale=60)
+    per_second = drive_jittered(model, clock, 20, 20, keys=["hot"])
+    assert sum(per_second[1:]) / 19 == pytest.approx(10, rel=0.03)
+    assert model.snapshot()["t"]["throttled"].keys() == {"TableWriteKeyRangeThroughputExceeded"}
 
 
 # ---- reads, warm throughput, maximum on-demand throughput ---------------------------------------------------

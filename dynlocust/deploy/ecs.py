@@ -1,0 +1,552 @@
+"""`dynlocust ecs run SCENARIO --workers N`: one run on Fargate, started asynchronously, torn down in `finally`.
+
+The run owns one CloudFormation stack (docker/ecs/template.yaml: cluster, task definitions, roles limited to the
+run's tables, log group, service discovery, results table). The launcher never holds a connection for the length
+of the run: it creates the stack, starts the master with RunTask, registers the master's address in Cloud Map
+(workers find it as ``master.dynlocust-<run id>.local``), starts the workers, then polls the results table and
+prints windows as the master publishes them. Every call has retries off (a launch must never run twice), every
+RunTask carries a client token, and a retried launch finds the tasks it already started by their ``startedBy``
+marker before it calls RunTask at all. Whatever happens, `finally` stops the tasks, deregisters the master,
+deletes tables left behind by the run (only those tagged with its run id) and deletes the stack.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from dynlocust.deploy.results_table import END_SEQ, read_records
+from dynlocust.errors import DynlocustError
+
+TEMPLATE = Path(__file__).resolve().parents[2] / "docker" / "ecs" / "template.yaml"
+RUN_TAG = "dynlocust:run-id"
+MAX_OVERRIDE_BYTES = 8192
+"""RunTask's limit on the whole overrides structure; the scenario text travels in it."""
+RUN_TASK_BATCH = 10
+"""RunTask starts at most 10 tasks per call."""
+EXIT_LOST_MASTER = 4
+
+
+class DeployError(DynlocustError):
+    """The launch or teardown of a run on ECS did not go as expected."""
+
+
+def new_run_id() -> str:
+    return time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + "-" + secrets.token_hex(2)
+
+
+@dataclass(frozen=True)
+class LaunchOptions:
+    scenario_path: Path
+    workers: int
+    image: str
+    vpc_id: str
+    subnets: tuple[str, ...]
+    security_groups: tuple[str, ...] = ()
+    assign_public_ip: bool = False
+    users: int = 0
+    region: str = "us-east-1"
+    endpoint_url: str | None = None
+    run_id: str = ""
+    results_dir: Path = Path("results")
+    poll_interval: float = 2.0
+    timeout: float = 0.0
+    stack_timeout: float = 900.0
+    template: Path = TEMPLATE
+
+    @property
+    def stack_name(self) -> str:
+        return f"dynlocust-{self.run_id}"
+
+
+def make_clients(region: str, endpoint_url: str | None) -> dict[str, Any]:
+    """CloudFormation, ECS, DynamoDB and Cloud Map clients with retries off and short timeouts."""
+    import boto3
+    from botocore.config import Config
+
+    config = Config(
+        retries={"mode": "standard", "total_max_attempts": 1}, connect_timeout=5, read_timeout=20, region_name=region
+    )
+    return {
+        name: boto3.client(name, endpoint_url=endpoint_url, config=config)  # type: ignore[call-overload]
+        for name in ("cloudformation", "ecs", "dynamodb", "servicediscovery")
+    }
+
+
+def _code(exc: Exception) -> str:
+    return str(getattr(exc, "response", {}).get("Error", {}).get("Code", ""))
+
+
+def _poll(what: str, check: Callable[[], Any], timeout: float, interval: float) -> Any:
+    """Call ``check`` until it returns something truthy; raise `DeployError` after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise DeployError(f"{what}: expected within {timeout:.0f} s, found it still pending; gave up")
+        time.sleep(interval)
+
+
+# -- stack ---------------------------------------------------------------------------------------------------
+
+
+def stack_parameters(opts: LaunchOptions, users: int) -> list[dict[str, str]]:
+    values = {
+        "RunId": opts.run_id,
+        "Image": opts.image,
+        "WorkerCount": str(opts.workers),
+        "Users": str(users),
+        "VpcId": opts.vpc_id,
+    }
+    return [{"ParameterKey": k, "ParameterValue": v} for k, v in values.items()]
+
+
+def create_stack(cfn: Any, opts: LaunchOptions, users: int) -> dict[str, str]:
+    """Create the run's stack (idempotent by client request token), wait for it, return its outputs."""
+    try:
+        cfn.create_stack(
+            StackName=opts.stack_name,
+            TemplateBody=opts.template.read_text(),
+            Parameters=stack_parameters(opts, users),
+            Capabilities=["CAPABILITY_IAM"],
+            ClientRequestToken=f"{opts.run_id}-create",
+            OnFailure="DELETE",
+            Tags=[{"Key": RUN_TAG, "Value": opts.run_id}],
+        )
+    except Exception as exc:
+        if _code(exc) != "AlreadyExistsException":
+            raise
+        # a retried launch of the same run: the stack it asked for already exists; use it
+
+    def status() -> dict[str, Any] | None:
+        stack = cfn.describe_stacks(StackName=opts.stack_name)["Stacks"][0]
+        state = stack["StackStatus"]
+        if state == "CREATE_COMPLETE":
+            return stack
+        if not state.endswith("_IN_PROGRESS") or state.startswith(("ROLLBACK", "DELETE")):
+            raise DeployError(
+                f"stack {opts.stack_name}: expected CREATE_COMPLETE, found {state} "
+                f"({stack.get('StackStatusReason') or 'see its events in the CloudFormation console'})"
+            )
+        return None
+
+    stack = _poll(f"stack {opts.stack_name} creation", status, opts.stack_timeout, opts.poll_interval)
+    return {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", [])}
+
+
+def delete_stack(cfn: Any, opts: LaunchOptions, timeout: float) -> bool:
+    """Delete the run's stack and wait until it is gone; True when it is."""
+    try:
+        cfn.delete_stack(StackName=opts.stack_name, ClientRequestToken=f"{opts.run_id}-delete")
+    except Exception as exc:
+        if _code(exc) != "ValidationError":
+            raise
+
+    def gone() -> bool:
+        try:
+            stacks = cfn.describe_stacks(StackName=opts.stack_name)["Stacks"]
+        except Exception as exc:
+            if _code(exc) == "ValidationError":  # "Stack ... does not exist"
+                return True
+            raise
+        if not stacks or stacks[0]["StackStatus"] == "DELETE_COMPLETE":
+            return True
+        if stacks[0]["StackStatus"] == "DELETE_FAILED":
+            raise DeployError(
+                f"stack {opts.stack_name}: expected DELETE_COMPLETE, found DELETE_FAILED "
+                f"({stacks[0].get('StackStatusReason')}); delete it by hand"
+            )
+        return False
+
+    return bool(_poll(f"stack {opts.stack_name} deletion", gone, timeout, opts.poll_interval))
+
+
+# -- tasks ---------------------------------------------------------------------------------------------------
+
+
+def network_configuration(opts: LaunchOptions, outputs: dict[str, str]) -> dict[str, Any]:
+    groups = list(opts.security_groups) or [outputs["SecurityGroup"]]
+    return {
+        "awsvpcConfiguration": {
+            "subnets": list(opts.subnets),
+            "securityGroups": groups,
+            "assignPublicIp": "ENABLED" if opts.assign_public_ip else "DISABLED",
+        }
+    }
+
+
+def container_overrides(container: str, scenario_text: str, users: int | None = None) -> dict[str, Any]:
+    """Overrides that hand the scenario text (and the master's user count) to a container."""
+    env = [{"name": "DYNLOCUST_SCENARIO_YAML", "value": scenario_text}]
+    if users is not None:
+        env.append({"name": "DYNLOCUST_USERS", "value": str(users)})
+    overrides = {"containerOverrides": [{"name": container, "environment": env}]}
+    size = len(str(overrides).encode())
+    if size > MAX_OVERRIDE_BYTES:
+        raise DeployError(
+            f"scenario text: expected RunTask overrides of at most {MAX_OVERRIDE_BYTES} bytes, found {size}; "
+            f"shorten the scenario (descriptions, comments)"
+        )
+    return overrides
+
+
+def start_once(
+    ecs: Any,
+    cluster: str,
+    task_definition: str,
+    count: int,
+    token: str,
+    network: dict[str, Any],
+    overrides: Any,
+    run_id: str,
+) -> list[str]:
+    """Start ``count`` tasks marked ``token``, unless tasks with that marker exist already; their ARNs.
+
+    ``token`` is both RunTask's client token (the service's own idempotency) and ``startedBy`` (the launcher's: a
+    retried launch finds what the first attempt started, whatever the service did with the token).
+    """
+    found: list[str] = []
+    for status in ("RUNNING", "STOPPED"):
+        found += ecs.list_tasks(cluster=cluster, startedBy=token, desiredStatus=status).get("taskArns", [])
+    if found:
+        return found
+    response = ecs.run_task(
+        cluster=cluster,
+        taskDefinition=task_definition,
+        count=count,
+        launchType="FARGATE",
+        networkConfiguration=network,
+        overrides=overrides,
+        startedBy=token,
+        clientToken=token,
+        tags=[{"key": RUN_TAG, "value": run_id}],
+    )
+    if response.get("failures"):
+        raise DeployError(
+            f"RunTask {task_definition} in {cluster}: expected {count} tasks started, found failures "
+            f"{[(f.get('arn'), f.get('reason')) for f in response['failures']]}"
+        )
+    return [t["taskArn"] for t in response["tasks"]]
+
+
+def task_ip(ecs: Any, cluster: str, task_arn: str) -> str | None:
+    """The task's private IPv4 address once its network interface is attached; `DeployError` if it stopped."""
+    tasks = ecs.describe_tasks(cluster=cluster, tasks=[task_arn]).get("tasks", [])
+    if not tasks:
+        return None
+    task = tasks[0]
+    if task.get("lastStatus") == "STOPPED":
+        raise DeployError(f"task {task_arn}: expected it to start, found it STOPPED ({task.get('stoppedReason')})")
+    for attachment in task.get("attachments", []):
+        for detail in attachment.get("details", []):
+            if detail.get("name") == "privateIPv4Address" and detail.get("value"):
+                return str(detail["value"])
+    return None
+
+
+def discovery_service_id(sd: Any, outputs: dict[str, str], run_id: str) -> str:
+    """The Cloud Map service of the master: the stack's output, or found by its namespace's name."""
+    if outputs.get("MasterDiscoveryService"):
+        return outputs["MasterDiscoveryService"]
+    namespace_name = f"dynlocust-{run_id}.local"
+    namespaces = [n["Id"] for n in _pages(sd, "list_namespaces", "Namespaces") if n.get("Name") == namespace_name]
+    for service in _pages(sd, "list_services", "Services"):
+        if service.get("Name") == "master" and service.get("NamespaceId") in namespaces:
+            return str(service["Id"])
+    raise DeployError(
+        f"stack dynlocust-{run_id}: expected a Cloud Map service 'master' in namespace {namespace_name}, found none"
+    )
+
+
+def _pages(client: Any, method: str, key: str) -> Iterator[dict[str, Any]]:
+    kwargs: dict[str, Any] = {}
+    while True:
+        page = getattr(client, method)(**kwargs)
+        yield from page.get(key, [])
+        if not page.get("NextToken"):
+            return
+        kwargs["NextToken"] = page["NextToken"]
+
+
+def stop_tasks(ecs: Any, cluster: str, tokens: Sequence[str]) -> list[str]:
+    """Stop every running task started with one of ``tokens``; the ARNs stopped."""
+    stopped = []
+    for token in tokens:
+        for arn in ecs.list_tasks(cluster=cluster, startedBy=token, desiredStatus="RUNNING").get("taskArns", []):
+            ecs.stop_task(cluster=cluster, task=arn, reason="dynlocust ecs run: teardown")
+            stopped.append(arn)
+    return stopped
+
+
+def delete_run_tables(ddb: Any, run_id: str, keep: Sequence[str] = ()) -> list[str]:
+    """Delete tables named ``*-<run_id>`` that carry this run's tag (a master killed before its own teardown)."""
+    names: list[str] = []
+    kwargs: dict[str, Any] = {}
+    while True:
+        page = ddb.list_tables(**kwargs)
+        names += [n for n in page.get("TableNames", []) if n.endswith(f"-{run_id}") and n not in keep]
+        if "LastEvaluatedTableName" not in page:
+            break
+        kwargs["ExclusiveStartTableName"] = page["LastEvaluatedTableName"]
+    deleted = []
+    for name in names:
+        arn = ddb.describe_table(TableName=name)["Table"]["TableArn"]
+        tags = {t["Key"]: t["Value"] for t in ddb.list_tags_of_resource(ResourceArn=arn).get("Tags", [])}
+        if tags.get(RUN_TAG) == run_id:
+            ddb.delete_table(TableName=name)
+            deleted.append(name)
+    return deleted
+
+
+# -- progress ------------------------------------------------------------------------------------------------
+
+
+def format_window(record: dict[str, Any], planned: int) -> str:
+    """One line per closed window, as the launcher prints them."""
+    s = record.get("summary", {})
+    p99 = (s.get("latency") or {}).get("p99")
+    rate = s.get("accepted_per_s")
+    line = (
+        f"window {int(record['index']) + 1}/{planned} {record.get('phase', '')} "
+        f"target {s.get('target_rate', 0):g}/s: sent {s.get('sent', 0)} accepted {s.get('accepted', 0)}"
+        f"{f' ({rate:.1f}/s)' if rate is not None else ''} throttled {s.get('throttled', 0)}"
+        f" p99 {'-' if p99 is None else f'{p99 * 1000:.1f} ms'} verdict {record.get('verdict', '?')}"
+    )
+    if record.get("missing_workers"):
+        line += f" (missing workers {record['missing_workers']})"
+    return line
+
+
+@dataclass
+class Progress:
+    """What the launcher has seen of the results table so far."""
+
+    out: TextIO
+    writer: Any = None
+    last_seq: int = -1
+    planned: int = 0
+    end: dict[str, Any] | None = None
+    seen: list[int] = field(default_factory=list)
+
+    def take(self, records: list[tuple[int, dict[str, Any]]]) -> None:
+        for seq, record in records:
+            if seq <= self.last_seq:
+                continue
+            self.last_seq = seq
+            self.seen.append(seq)
+            if self.writer is not None:
+                self.writer.write(record)
+            if record["type"] == "run":
+                self.planned = len(record.get("windows", []))
+                self.out.write(f"run {record.get('run_id', '')}: {self.planned} windows, T0 {record.get('t0')}\n")
+            elif record["type"] == "window":
+                self.out.write(format_window(record, self.planned) + "\n")
+            else:
+                self.end = record
+                self.out.write(f"end: exit code {record.get('exit_code')}, sent {record.get('sent')}\n")
+            self.out.flush()
+
+
+# -- the run -------------------------------------------------------------------------------------------------
+
+
+def planned_seconds(scenario: Any) -> float:
+    from dynlocust.scenario.plan import build_plan
+
+    return float(build_plan(scenario, t0=0.0).total_duration)
+
+
+def launch(opts: LaunchOptions, clients: dict[str, Any], out: TextIO = sys.stdout) -> int:
+    """Run the scenario on ECS; the exit code of the run (the master's), or 4 when the master vanished."""
+    from dynlocust.results import ResultsWriter
+    from dynlocust.scenario import load_scenario
+
+    scenario = load_scenario(str(opts.scenario_path))
+    if scenario.is_local:
+        raise DeployError(
+            f"{opts.scenario_path}: expected a remote target for a run on ECS, found a local one "
+            f"(the embedded endpoint would run inside the master only)"
+        )
+    text = opts.scenario_path.read_text()
+    users = opts.users or scenario.concurrency * opts.workers
+    timeout = opts.timeout or planned_seconds(scenario) + 900.0
+    cfn, ecs, ddb, sd = (clients[k] for k in ("cloudformation", "ecs", "dynamodb", "servicediscovery"))
+    master_token = f"{opts.run_id}-master"
+    worker_tokens = [f"{opts.run_id}-w{k}" for k in range(-(-opts.workers // RUN_TASK_BATCH))]
+    outputs: dict[str, str] = {}
+    registered: tuple[str, str] | None = None
+    results_path = opts.results_dir / opts.run_id / "results.jsonl"
+    results_path.parent.mkdir(parents=True, exist_ok=True)
+    progress = Progress(out, ResultsWriter(results_path))
+    out.write(f"run {opts.run_id}: creating stack {opts.stack_name}\n")
+    out.flush()
+    try:
+        outputs = create_stack(cfn, opts, users)
+        cluster, table = outputs["Cluster"], outputs["ResultsTable"]
+        network = network_configuration(opts, outputs)
+        master = start_once(
+            ecs,
+            cluster,
+            outputs["MasterTaskDefinition"],
+            1,
+            master_token,
+            network,
+            container_overrides("master", text, users),
+            opts.run_id,
+        )[0]
+        out.write(f"master task {master.rsplit('/', 1)[-1]} starting\n")
+        ip = _poll(f"master task {master} address", lambda: task_ip(ecs, cluster, master), 600, opts.poll_interval)
+        service_id = discovery_service_id(sd, outputs, opts.run_id)
+        instance = master.rsplit("/", 1)[-1]
+        sd.register_instance(
+            ServiceId=service_id,
+            InstanceId=instance,
+            CreatorRequestId=master_token,
+            Attributes={"AWS_INSTANCE_IPV4": ip},
+        )
+        registered = (service_id, instance)
+        worker_overrides = container_overrides("worker", text)
+        for k, token in enumerate(worker_tokens):
+            count = min(RUN_TASK_BATCH, opts.workers - k * RUN_TASK_BATCH)
+            start_once(
+                ecs, cluster, outputs["WorkerTaskDefinition"], count, token, network, worker_overrides, opts.run_id
+            )
+        out.write(f"{opts.workers} workers starting; master at {outputs.get('MasterHost', ip)}\n")
+        out.flush()
+        return _follow(opts, ecs, ddb, cluster, table, master, progress, timeout)
+    finally:
+        _teardown(opts, clients, outputs, [master_token, *worker_tokens], registered, out)
+        progress.writer.close()
+
+
+def _follow(
+    opts: LaunchOptions, ecs: Any, ddb: Any, cluster: str, table: str, master: str, progress: Progress, timeout: float
+) -> int:
+    deadline = time.monotonic() + timeout
+    while True:
+        progress.take(read_records(ddb, table, opts.run_id, progress.last_seq))
+        if progress.end is not None:
+            return int(progress.end.get("exit_code") or 0)
+        tasks = ecs.describe_tasks(cluster=cluster, tasks=[master]).get("tasks", [])
+        if tasks and tasks[0].get("lastStatus") == "STOPPED":
+            progress.take(read_records(ddb, table, opts.run_id, progress.last_seq))  # what it wrote last
+            if progress.end is not None:
+                return int(progress.end.get("exit_code") or 0)
+            progress.out.write(
+                f"master stopped without an end record ({tasks[0].get('stoppedReason', 'no reason given')}); "
+                f"{len([s for s in progress.seen if 0 < s < END_SEQ])} windows received\n"
+            )
+            return EXIT_LOST_MASTER
+        if time.monotonic() > deadline:
+            raise DeployError(
+                f"run {opts.run_id}: expected an end record within {timeout:.0f} s, found "
+                f"{len(progress.seen)} records; stopping the fleet"
+            )
+        time.sleep(opts.poll_interval)
+
+
+def _teardown(
+    opts: LaunchOptions,
+    clients: dict[str, Any],
+    outputs: dict[str, str],
+    tokens: list[str],
+    registered: tuple[str, str] | None,
+    out: TextIO,
+) -> None:
+    """Stop, deregister, delete: each step runs even if an earlier one failed; failures are printed, not raised."""
+    cluster = outputs.get("Cluster")
+    steps: list[tuple[str, Callable[[], Any]]] = []
+    if cluster:
+        steps.append(("stop tasks", lambda: stop_tasks(clients["ecs"], cluster, tokens)))
+    if registered:
+        steps.append(
+            ("deregister master", lambda: clients["servicediscovery"].deregister_instance(
+                ServiceId=registered[0], InstanceId=registered[1]))
+        )  # fmt: skip
+    keep = [outputs["ResultsTable"]] if "ResultsTable" in outputs else []
+    steps.append(("delete leftover tables", lambda: delete_run_tables(clients["dynamodb"], opts.run_id, keep)))
+    steps.append(("delete stack", lambda: delete_stack(clients["cloudformation"], opts, opts.stack_timeout)))
+    for what, step in steps:
+        try:
+            result = step()
+        except Exception as exc:
+            out.write(f"teardown: {what} failed: {exc}; check run {opts.run_id} by hand\n")
+            continue
+        if isinstance(result, list) and result:
+            out.write(f"teardown: {what}: {', '.join(r.rsplit('/', 1)[-1] for r in result)}\n")
+    out.write(f"teardown: stack {opts.stack_name} deleted\n")
+    out.flush()
+
+
+# -- command line ----------------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dynlocust ecs", description="Run a scenario on ECS Fargate.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="run a scenario with a master and N workers on Fargate, then tear down")
+    run.add_argument("scenario", type=Path, help="scenario YAML file (remote target)")
+    run.add_argument("--workers", type=int, required=True, help="number of worker tasks")
+    run.add_argument("--image", required=True, help="the dynlocust image (docker/Dockerfile) in a registry")
+    run.add_argument("--vpc-id", required=True, help="VPC of the tasks and of the private DNS namespace")
+    run.add_argument("--subnets", required=True, help="comma-separated subnet ids of the tasks")
+    run.add_argument("--security-groups", default="", help="comma-separated groups (default: the stack's own)")
+    run.add_argument("--assign-public-ip", action="store_true", help="for public subnets without a NAT gateway")
+    run.add_argument("--users", type=int, default=0, help="Locust users over the fleet (default concurrency x N)")
+    run.add_argument("--region", default=os.environ.get("DYNLOCUST_REGION", "us-east-1"), help="AWS region")
+    run.add_argument("--endpoint-url", default=None, help="one endpoint for every AWS service (tests)")
+    run.add_argument("--run-id", default="", help="identity of the run (default: generated)")
+    run.add_argument("--results-dir", type=Path, default=Path("results"), help="local copy of the results")
+    run.add_argument("--poll-interval", type=float, default=2.0, help="seconds between polls (default 2)")
+    run.add_argument("--timeout", type=float, default=0.0, help="seconds before giving up (default: plan + 15 min)")
+    run.add_argument("--template", type=Path, default=TEMPLATE, help="CloudFormation template")
+    return parser
+
+
+def options_from(args: argparse.Namespace) -> LaunchOptions:
+    if args.workers < 1:
+        raise DeployError(f"--workers: expected at least 1, found {args.workers}")
+    subnets = tuple(s for s in args.subnets.split(",") if s)
+    if not subnets:
+        raise DeployError(f"--subnets: expected at least one subnet id, found {args.subnets!r}")
+    return LaunchOptions(
+        scenario_path=args.scenario,
+        workers=args.workers,
+        image=args.image,
+        vpc_id=args.vpc_id,
+        subnets=subnets,
+        security_groups=tuple(s for s in args.security_groups.split(",") if s),
+        assign_public_ip=args.assign_public_ip,
+        users=args.users,
+        region=args.region,
+        endpoint_url=args.endpoint_url,
+        run_id=args.run_id or new_run_id(),
+        results_dir=args.results_dir,
+        poll_interval=args.poll_interval,
+        timeout=args.timeout,
+        template=args.template,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`dynlocust ecs run ...`; returns the run's exit code (2 for errors the user can fix)."""
+    args = build_parser().parse_args(argv)
+    try:
+        opts = options_from(args)
+        return launch(opts, make_clients(opts.region, opts.endpoint_url))
+    except DynlocustError as exc:
+        print(f"dynlocust: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

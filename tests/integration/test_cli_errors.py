@@ -1,0 +1,67 @@
+"""`dynlocust run` on malformed scenarios, as a user sees it: exit code 2, one paragraph naming file, line and key,
+no traceback, and nothing created (no results directory, not one request to the endpoint).
+
+A sample of the loader's corpus (tests/unit/scenario/test_loader.py holds all of it) taken through the real CLI.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FaultServer
+from tests.support.runs import ROOT
+from tests.unit.scenario._base import variant
+
+REMOTE = variant("  local: {capacity_scale: 0.05}", "  endpoint: ENDPOINT")
+
+# (id, scenario text, fragments the one paragraph must contain)
+CASES: list[tuple[str, str, list[str]]] = [
+    ("yaml-syntax", variant("  item_size: 1024", "  item_size: [1024"), ["YAML syntax error"]),
+    ("empty-document", "", ["found an empty document"]),
+    ("top-level-list", "- a\n- b\n", ["found a list"]),
+    ("unknown-key", variant("concurrency: 10", "concurency: 10"), [":21:", "did you mean 'concurrency'?"]),
+    ("wrong-type", variant("concurrency: 10", "concurrency: ten"), [":21:", "concurrency"]),
+    ("negative-rate", variant("step: 100", "step: -5"), [":19:", "phases[0].ramp.step", "found -5"]),
+    ("negative-duration", variant("deadline: 8s", "deadline: -3s"), [":22:", "expected a positive duration"]),
+    ("unknown-op", variant("{op: get, weight: 1}", "{op: gett, weight: 1}"), ["did you mean 'get'?"]),
+    ("missing-index", variant("{op: get, weight: 1}", "{op: gsi_query, index: by_ownr}"), ["by_owner"]),
+    ("use-existing-unnamed", variant("    gsis:", "    use_existing: true\n    gsis:"), ["existing_table_name"]),
+    ("remote-without-ceilings", REMOTE, ["cost ceiling"]),
+]
+
+
+def dynlocust_run(scenario: Path, results: Path, host: str) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "dynlocust.cli", "run", str(scenario), "--host", host]
+    argv += ["--results-dir", str(results), "--run-id", "bad", "--metrics-port", "0"]
+    return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize(("text", "fragments"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_a_malformed_scenario_gets_one_paragraph_exit_2_and_creates_nothing(
+    fault_server: FaultServer, tmp_path: Path, text: str, fragments: list[str]
+) -> None:
+    scenario = tmp_path / "bad.yaml"
+    scenario.write_text(text.replace("ENDPOINT", fault_server.url))
+    results = tmp_path / "results"
+    proc = dynlocust_run(scenario, results, fault_server.url)
+    assert proc.returncode == 2, proc.stderr
+    err = proc.stderr.strip()
+    assert err.startswith(f"dynlocust: error: {scenario}"), err
+    assert "\n\n" not in err and "Traceback" not in err  # one paragraph
+    for fragment in fragments:
+        assert fragment in err
+    assert proc.stdout == ""
+    assert not results.exists()
+    assert fault_server.requests() == []  # not one call reached the endpoint
+
+
+def test_a_missing_scenario_file_is_one_line_too(fault_server: FaultServer, tmp_path: Path) -> None:
+    proc = dynlocust_run(tmp_path / "nope.yaml", tmp_path / "results", fault_server.url)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("dynlocust: error:") and "nope.yaml" in proc.stderr
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert fault_server.requests() == []
