@@ -65,6 +65,12 @@ def _compare(args: argparse.Namespace, passthrough: list[str]) -> int:
     return compare_main(passthrough)
 
 
+def _ecs(args: argparse.Namespace, passthrough: list[str]) -> int:
+    from dynlocust.deploy.ecs import main as ecs_main
+
+    return ecs_main(passthrough)
+
+
 def _validate(args: argparse.Namespace, passthrough: list[str]) -> int:
     from dynlocust.scenario import validate_file
 
@@ -99,6 +105,10 @@ def build_parser() -> argparse.ArgumentParser:
         "compare", help="time the mapper against the raw client, operation by operation", add_help=False
     )
     compare.set_defaults(handler=_compare)
+    ecs = commands.add_parser(
+        "ecs", help="run a scenario on ECS Fargate (master + N workers), then tear down", add_help=False
+    )
+    ecs.set_defaults(handler=_ecs)
     validate = commands.add_parser("validate", help="check scenario files and summarise them")
     validate.add_argument("files", nargs="+", help="scenario YAML files")
     validate.set_defaults(handler=_validate)

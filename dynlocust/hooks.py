@@ -33,9 +33,9 @@ import dynlocust.metrics  # registers the Prometheus /metrics listeners (init, q
 import dynlocust.webui  # noqa: F401 - the DynamoDB tab in Locust's web UI (init listener)
 from dynlocust import coordination, plugin, redact, safety
 from dynlocust.coordination import FleetReport
+from dynlocust.deploy import results_table
 from dynlocust.errors import DynlocustError
 from dynlocust.fast_users import shared_fast_client
-from dynlocust.results import ResultsWriter
 from dynlocust.runner import ScenarioRun
 from dynlocust.scenario import load_scenario
 from dynlocust.scenario.model import RemoteTarget, Scenario
@@ -180,7 +180,7 @@ def _on_test_start(environment: Any, **_kwargs: Any) -> None:
     state.report = FleetReport(
         scenario,
         build_plan(scenario, t0=t0),
-        ResultsWriter(state.results_path),
+        results_table.results_writer(state.results_path, state.run_id),
         len(state.workers),
         on_finished=finished,
     )
@@ -291,6 +291,11 @@ def _on_worker_clock(environment: Any, data: dict[str, Any]) -> None:
 
 @events.quitting.add_listener
 def _on_quitting(environment: Any, **_kwargs: Any) -> None:
+    # Locust can fire `quitting` twice (a signal's shutdown, then the main loop's): the second waits for the first
+    safety.quit_once(environment, lambda: _quit(environment))
+
+
+def _quit(environment: Any) -> None:
     state = _STATES.pop(environment, None)
     if state is None:
         return

@@ -21,7 +21,8 @@ from collections.abc import Iterable, Mapping
 
 MASK = "***"
 SECRET_ENV = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "AWS_CONTAINER_AUTHORIZATION_TOKEN")
-LOGGERS = ("dynlocust", "botocore", "urllib3")
+LOGGERS = ("dynlocust", "botocore", "urllib3", "locust")
+"""Locust's own logger does not propagate: its handlers (console, the web UI's log view) get the filter too."""
 MIN_SECRET = 4
 """Shorter environment values are not masked: masking "a" everywhere would wreck every line and hide nothing."""
 

@@ -28,6 +28,7 @@ import sys
 import threading
 import time
 import traceback
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +37,7 @@ from typing import Any, TypeVar
 import gevent
 import greenlet as greenlet_module
 
-from dynlocust.client import DynamoDBClient, request_target
+from dynlocust.client import measured_call
 from dynlocust.errors import DynlocustError
 from dynlocust.results import ResultsWriter
 
@@ -84,7 +85,7 @@ def _env_seconds(name: str, default: float) -> float:
 
 @dataclass(frozen=True)
 class InFlight:
-    """A call inside `DynamoDBClient.call` when the snapshot was taken."""
+    """A call inside `client.measured_call` (every client measures through it) when the snapshot was taken."""
 
     operation: str
     table: str
@@ -110,20 +111,28 @@ def _name(g: Any) -> str:
 
 
 def in_flight_calls(greenlets: list[Any] | None = None) -> list[InFlight]:
-    """Every call suspended inside `DynamoDBClient.call`, oldest first, read from the greenlets' frames (no
-    bookkeeping on the request path: the snapshot is rare, requests are not)."""
-    code = DynamoDBClient.call.__code__
+    """Every call suspended inside `measured_call`, oldest first, read from the greenlets' frames (no bookkeeping
+    on the request path: the snapshot is rare, requests are not)."""
+    code = measured_call.__code__
     found = []
     for g in _greenlets() if greenlets is None else greenlets:
         for frame in _frames(g.gr_frame):
             if frame.f_code is not code:
                 continue
             local = frame.f_locals
-            client, kwargs = local.get("self"), local.get("kwargs") or {}
-            table, index = request_target(kwargs)
-            start = local.get("start")
-            age = client._clock() - start if isinstance(client, DynamoDBClient) and start is not None else -1.0
-            found.append(InFlight(str(local.get("operation", "?")), table, index, round(age, 3), _name(g)))
+            context = local.get("context") or {}
+            operation, _, table = str(local.get("name", "?")).partition(" ")
+            start, clock = local.get("start"), local.get("clock")
+            age = clock() - start if callable(clock) and start is not None else -1.0
+            found.append(
+                InFlight(
+                    str(context.get("operation") or operation),
+                    str(context.get("table") or table),
+                    context.get("index"),
+                    round(age, 3),
+                    _name(g),
+                )
+            )
             break
     return sorted(found, key=lambda call: call.age, reverse=True)
 
@@ -260,7 +269,7 @@ class Watchdog:
         return trip
 
     def _abort_calls(self, reason: str) -> None:
-        code = DynamoDBClient.call.__code__
+        code = measured_call.__code__
         for g in _greenlets():
             if isinstance(g, gevent.Greenlet) and any(f.f_code is code for f in _frames(g.gr_frame)):
                 g.kill(WatchdogAbort(f"aborted by the {reason}"), block=False)
@@ -376,24 +385,39 @@ def route_interrupts() -> None:
     _ROUTED = True
 
 
-
-def shielded(work: Callable[[], T], *, limit: float = 120.0) -> T | None:
+def shielded(work: Callable[[], T], *, limit: float = 120.0, what: str = "teardown") -> T | None:
     """Run `work` in its own greenlet and wait for it through Ctrl-C and SIGTERM (up to `limit` seconds).
 
-    Interrupts reach the main greenlet; `work` runs elsewhere, so it is never interrupted, only waited for.
+    Interrupts reach the waiting greenlet; `work` runs elsewhere, so it is never interrupted, only waited for.
+    A failure is logged, not raised: teardown must not mask how the run ended.
     """
-    job = gevent.spawn(work)
+    return _wait_shielded(gevent.spawn(work), limit, what)
+
+
+def _wait_shielded(job: gevent.Greenlet, limit: float, what: str) -> Any:
     until = time.monotonic() + limit
     while not job.ready():
         try:
             job.join(max(0.0, until - time.monotonic()))
         except (KeyboardInterrupt, SystemExit):
-            sys.stderr.write("dynlocust: teardown in progress, not interrupting it (deleting this run's tables)\n")
+            sys.stderr.write(f"dynlocust: {what} in progress, not interrupting it (deleting this run's tables)\n")
             continue
         if time.monotonic() >= until:
-            log.error("teardown did not finish within %.0f s", limit)
+            log.error("%s did not finish within %.0f s", what, limit)
             return None
     if not job.successful():
-        log.error("teardown failed: %s", job.exception)
+        log.error("%s failed: %s", what, job.exception)
         return None
     return job.value
+
+
+_QUITTING: weakref.WeakKeyDictionary[Any, gevent.Greenlet] = weakref.WeakKeyDictionary()
+
+
+def quit_once(environment: Any, work: Callable[[], None], *, limit: float = 600.0) -> None:
+    """Run an environment's shutdown work once, shielded; a second caller (Locust fires `quitting` again when its
+    main loop ends while a signal's shutdown is still under way) waits for the first instead of exiting under it."""
+    job = _QUITTING.get(environment)
+    if job is None:
+        job = _QUITTING[environment] = gevent.spawn(work)
+    _wait_shielded(job, limit, "shutdown")

@@ -96,6 +96,35 @@ def _poll(what: str, check: Callable[[], Any], timeout: float, interval: float) 
         time.sleep(interval)
 
 
+def load_template(path: Path = TEMPLATE) -> dict[str, Any]:
+    """The template as a plain document, short-form tags (``!Ref``, ``!Sub``, ``!GetAtt``) in their long form."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    def intrinsic(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict[str, Any]:
+        name = "Ref" if suffix == "Ref" else f"Fn::{suffix}"
+        if isinstance(node, yaml.ScalarNode):
+            value: Any = loader.construct_scalar(node)
+            if suffix == "GetAtt":
+                value = str(value).split(".", 1)
+        elif isinstance(node, yaml.SequenceNode):
+            value = loader.construct_sequence(node, deep=True)
+        else:
+            value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
+        return {name: value}
+
+    Loader.add_multi_constructor("!", intrinsic)
+    try:
+        document = yaml.load(path.read_text(), Loader=Loader)  # a SafeLoader subclass
+    except (OSError, yaml.YAMLError) as exc:
+        raise DeployError(f"template {path}: expected a readable CloudFormation YAML file, found {exc}") from exc
+    if not isinstance(document, dict) or "Resources" not in document:
+        raise DeployError(f"template {path}: expected a mapping with Resources, found {type(document).__name__}")
+    return document
+
+
 # -- stack ---------------------------------------------------------------------------------------------------
 
 
@@ -260,7 +289,10 @@ def discovery_service_id(sd: Any, outputs: dict[str, str], run_id: str) -> str:
     namespace_name = f"dynlocust-{run_id}.local"
     namespaces = [n["Id"] for n in _pages(sd, "list_namespaces", "Namespaces") if n.get("Name") == namespace_name]
     for service in _pages(sd, "list_services", "Services"):
-        if service.get("Name") == "master" and service.get("NamespaceId") in namespaces:
+        if service.get("Name") != "master":
+            continue
+        namespace = service.get("NamespaceId") or sd.get_service(Id=service["Id"])["Service"].get("NamespaceId")
+        if namespace in namespaces:
             return str(service["Id"])
     raise DeployError(
         f"stack dynlocust-{run_id}: expected a Cloud Map service 'master' in namespace {namespace_name}, found none"

@@ -258,19 +258,24 @@ def test_sigint_while_seeding_leaves_nothing(instant_create: LocalEndpoint, tmp_
     )
 
 
-def test_sigint_during_a_window_ends_the_run_aborted_and_leaves_nothing(
-    instant_create: LocalEndpoint, tmp_path: Path
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_during_a_window_ends_the_run_aborted_and_leaves_nothing(
+    instant_create: LocalEndpoint, tmp_path: Path, signum: int
 ) -> None:
     client = raw_client(instant_create.url)
     add_foreign_table(client)
     proc = start_run(tmp_path, instant_create.url, "window", seed=10)
     results = tmp_path / "window" / "results.jsonl"
     wait_for(lambda: results.exists() and any(r["type"] == "window" for r in read_results(results)), proc)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signum)
     code, _, err = finish(proc)
     assert code == 4, err[-3000:]
-    end = read_results(results)[-1]
+    records = read_results(results)
+    end = records[-1]
     assert end["type"] == "end" and end["abort_reason"] == "worker 0: interrupted"
+    windows = [r for r in records if r["type"] == "window"]
+    assert len(windows) == 3 and end["sent"] == sum(w["summary"]["sent"] for w in windows)
+    assert windows[-1]["summary"]["sent"] == 0  # stopped, not run out
     assert_only_foreign_left(client)
 
 
@@ -284,7 +289,7 @@ def test_a_second_sigint_during_teardown_does_not_cut_it_short(slow_create: Loca
     proc.send_signal(signal.SIGINT)
     code, _, err = finish(proc)
     print("CODE teardown", code)
-    assert "teardown in progress, not interrupting it" in err, err[-3000:]
+    assert "in progress, not interrupting it (deleting this run's tables)" in err, err[-3000:]
     assert "deleted tables a-teardown" in err
     assert_only_foreign_left(client)
 

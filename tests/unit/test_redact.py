@@ -27,7 +27,7 @@ ENV = {"AWS_SECRET_ACCESS_KEY": SECRET, "AWS_SESSION_TOKEN": TOKEN, "AWS_ACCESS_
         ("Credential=AKID/20260101/us-east-1/dynamodb/aws4_request, Signature=" + "ab12" * 16, "Signature=***"),
         ("Signature:\n" + "cd34" * 16, "Signature:\n***"),
         ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG", "aws_secret_access_key = ***"),
-        ('{"SecretAccessKey": "wJalrXUtnF", "SessionToken": "IQoJb3Jp"}', '"SecretAccessKey": "***", "SessionToken": "***"'),
+        ('{"SecretAccessKey": "wJalrX", "SessionToken": "IQoJb3"}', '"SecretAccessKey": "***", "SessionToken": "***"'),
         ("PutItem items-run ok 12 ms", "PutItem items-run ok 12 ms"),
     ],
 )  # fmt: skip

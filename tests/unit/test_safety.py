@@ -257,3 +257,22 @@ def test_shielded_failure_is_logged_not_raised(caplog: pytest.LogCaptureFixture)
 
     assert safety.shielded(work) is None
     assert "teardown failed: boom" in caplog.text
+
+
+def test_quit_once_runs_the_work_once_and_a_second_caller_waits_for_it() -> None:
+    environment = Clock()  # any object that takes a weak reference, as Locust's Environment does
+    calls: list[str] = []
+    seen_done_by_second: list[bool] = []
+
+    def work() -> None:
+        calls.append("start")
+        gevent.sleep(0.3)
+        calls.append("done")
+
+    first = gevent.spawn(safety.quit_once, environment, work)
+    gevent.sleep(0.05)
+    safety.quit_once(environment, work)  # Locust's main loop ending while the signal's shutdown runs
+    seen_done_by_second.append(calls[-1] == "done")
+    first.join(5)
+    assert calls == ["start", "done"]
+    assert seen_done_by_second == [True]

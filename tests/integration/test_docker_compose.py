@@ -1,0 +1,229 @@
+"""docker/compose.yaml without a Docker engine: its structure, then each service's command as a local process.
+
+The processes get the compose file's own arguments and environment, with the mapping a container network would
+give: service names and 0.0.0.0 become 127.0.0.1, every container port becomes a free local port (the same one
+wherever that port appears), and paths inside the image (/app/...) become the repository's (or a test directory).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from dynlocust.results import read_results
+from tests.support.runs import ROOT
+
+DOCKER = ROOT / "docker"
+COMPOSE = DOCKER / "compose.yaml"
+PROMETHEUS = Path("/usr/bin/prometheus")
+SHORT = """\
+name: short
+target: {local: {capacity_scale: 0.025}}
+tables:
+  - {name: items, partition_key: {name: pk, type: S}}
+workload:
+  item_size: 200
+  operations: [{op: put, weight: 1}]
+phases:
+  - ramp: {from: 20, to: 40, step: 20, window: 2s}
+concurrency: 4
+deadline: 2s
+bin: 1s
+"""
+CONTAINER_PORTS = (5557, 8000, 9646, 9090)
+
+
+def compose() -> dict[str, Any]:
+    return yaml.safe_load(COMPOSE.read_text())
+
+
+def interpolate(value: str, env: dict[str, str]) -> str:
+    """Compose's ${NAME:-default} interpolation."""
+    return re.sub(r"\$\{(\w+)(?::-([^}]*))?\}", lambda m: env.get(m.group(1), m.group(2) or ""), value)
+
+
+# -- structure -------------------------------------------------------------------------------------------------
+
+
+def test_the_compose_file_has_every_service_of_the_fleet() -> None:
+    services = compose()["services"]
+    assert set(services) == {"endpoint", "master", "worker", "prometheus", "grafana"}
+    for name in ("endpoint", "master", "worker"):
+        assert services[name]["build"] == {"context": "..", "dockerfile": "docker/Dockerfile"}
+        assert services[name]["environment"]["AWS_ACCESS_KEY_ID"] == "local"  # dummy credentials only
+    assert "--master" in services["master"]["command"] and "--worker" in services["worker"]["command"]
+    assert services["worker"]["command"][services["worker"]["command"].index("--master-host") + 1] == "master"
+    master = services["master"]["command"]
+    assert master[master.index("--host") + 1] == "http://endpoint:8000"
+    assert master[master.index("--metrics-host") + 1] == "0.0.0.0"  # reachable by Prometheus on the network
+
+
+def test_workers_scale_and_the_master_waits_for_as_many() -> None:
+    worker, master = compose()["services"]["worker"], compose()["services"]["master"]["command"]
+    assert "container_name" not in worker and "ports" not in worker  # --scale worker=N needs both absent
+    expected = master[master.index("--expect-workers") + 1]
+    assert interpolate(str(worker["deploy"]["replicas"]), {"WORKERS": "7"}) == interpolate(expected, {"WORKERS": "7"})
+
+
+@pytest.mark.parametrize("service", ["endpoint", "master", "prometheus", "grafana"])
+def test_published_ports_bind_to_loopback_only(service: str) -> None:
+    ports = compose()["services"][service]["ports"]
+    assert ports and all(str(p).startswith("127.0.0.1:") for p in ports)
+
+
+def test_prometheus_scrapes_the_master_and_grafana_is_provisioned() -> None:
+    prometheus = yaml.safe_load((DOCKER / "prometheus" / "prometheus.yml").read_text())
+    targets = [t for job in prometheus["scrape_configs"] for s in job["static_configs"] for t in s["targets"]]
+    assert targets == ["master:9646"] and "master" in compose()["services"]
+    master = compose()["services"]["master"]["command"]
+    assert master[master.index("--metrics-port") + 1] == "9646"
+    datasource = yaml.safe_load((DOCKER / "grafana/provisioning/datasources/prometheus.yml").read_text())
+    assert datasource["datasources"][0]["url"] == "http://prometheus:9090" and "prometheus" in compose()["services"]
+    json.loads((DOCKER / "grafana/dashboards/dynlocust.json").read_text())
+
+
+def test_every_bind_mount_points_at_something_that_exists() -> None:
+    named = set(compose().get("volumes", {}))
+    mounts = [str(v) for s in compose()["services"].values() for v in s.get("volumes", [])]
+    assert mounts
+    for mount in mounts:
+        source = mount.split(":", 1)[0]
+        if source in named:
+            continue
+        assert (DOCKER / source).resolve().exists(), mount
+
+
+def test_the_dockerfile_runs_as_a_non_root_user_with_the_package_installed() -> None:
+    text = (DOCKER / "Dockerfile").read_text()
+    users = re.findall(r"^USER\s+(\S+)", text, re.M)
+    assert users and users[-1] not in ("root", "0")
+    assert "pip install" in text and "COPY locustfiles" in text
+    for source in re.findall(r"^COPY (?!--from)(\S+)", text, re.M):
+        assert (ROOT / source).exists(), source
+
+
+# -- the services as local processes ------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def localize(args: list[str], env: dict[str, str], ports: dict[int, int], paths: dict[str, str]) -> list[str]:
+    out = []
+    hosts = set(compose()["services"]) | {"0.0.0.0"}
+    for raw in args:
+        arg = interpolate(str(raw), env)
+        if paths:
+            alternatives = "|".join(re.escape(p) for p in sorted(paths, key=len, reverse=True))
+            arg = re.sub(rf"(?<![\w/])({alternatives})", lambda m: paths[m.group(1)], arg)
+        for host in hosts:
+            arg = re.sub(rf"(?<![\w.-]){re.escape(host)}(?![\w.-])", "127.0.0.1", arg)
+        arg = re.sub(r"\b(\d{4})\b", lambda m: str(ports.get(int(m.group(1)), m.group(1))), arg)
+        out.append(arg)
+    if out[0] in ("locust", "dynlocust"):
+        out[0] = str(Path(sys.executable).with_name(out[0]))
+    return out
+
+
+def wait_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return
+        except OSError:
+            if proc.poll() is not None:
+                raise AssertionError(f"{proc.args[:3]} exited with {proc.returncode} before listening") from None
+            time.sleep(0.1)
+    raise AssertionError(f"nothing listens on {port} after {timeout} s")
+
+
+@pytest.fixture
+def processes() -> Iterator[list[subprocess.Popen[bytes]]]:
+    started: list[subprocess.Popen[bytes]] = []
+    try:
+        yield started
+    finally:
+        for proc in started:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in started:
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(5)
+
+
+@pytest.mark.slow
+def test_the_services_run_as_local_processes_with_the_compose_arguments(
+    tmp_path: Path, processes: list[subprocess.Popen[bytes]]
+) -> None:
+    scenarios = tmp_path / "scenarios"
+    scenarios.mkdir()
+    (scenarios / "short.yaml").write_text(SHORT)
+    settings = {"SCENARIO": "short.yaml", "WORKERS": "2", "USERS": "8"}
+    ports = {port: free_port() for port in CONTAINER_PORTS}
+    paths = {"/app/scenarios": str(scenarios), "/app/results": str(tmp_path / "results"), "/app/": f"{ROOT}/"}
+    services = compose()["services"]
+
+    def start(name: str, log: str, extra: list[str] | None = None) -> subprocess.Popen[bytes]:
+        service = services[name]
+        env = {**os.environ, **{k: str(v) for k, v in service.get("environment", {}).items()}}
+        args = localize(service["command"], settings, ports, paths) + (extra or [])
+        with open(tmp_path / log, "wb") as out:
+            proc = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=out, stderr=subprocess.STDOUT)
+        processes.append(proc)
+        return proc
+
+    endpoint = start("endpoint", "endpoint.log")
+    wait_port(ports[8000], endpoint)
+    # the master binds its worker port to all interfaces by default; on this machine, loopback only
+    master = start("master", "master.log", ["--master-bind-host", "127.0.0.1", "--run-id", "compose"])
+    wait_port(ports[5557], master)
+    prometheus = None
+    if PROMETHEUS.exists():
+        config = yaml.safe_load((DOCKER / "prometheus" / "prometheus.yml").read_text())
+        config["scrape_configs"][0]["static_configs"][0]["targets"] = [f"127.0.0.1:{ports[9646]}"]
+        (tmp_path / "prometheus.yml").write_text(yaml.safe_dump(config))
+        paths_prom = {"/etc/prometheus/prometheus.yml": str(tmp_path / "prometheus.yml"), "/prometheus": str(tmp_path)}
+        args = localize(services["prometheus"]["command"], settings, ports, paths_prom)
+        with open(tmp_path / "prometheus.log", "wb") as out:
+            prometheus = subprocess.Popen([str(PROMETHEUS), *args], cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT)
+        processes.append(prometheus)
+        wait_port(ports[9090], prometheus)
+    workers = [start("worker", f"worker-{i}.log") for i in range(int(settings["WORKERS"]))]
+    try:
+        master.wait(90)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"master did not finish: {(tmp_path / 'master.log').read_text()[-3000:]}")
+    log = (tmp_path / "master.log").read_text()
+    assert master.returncode in (0, 3), log[-3000:]  # 3: the scenario's SLOs may fail; the run itself completed
+    records = read_results(tmp_path / "results" / "compose" / "results.jsonl")
+    windows = [r for r in records if r["type"] == "window"]
+    assert [w["target_rate"] for w in windows] == [20, 40]
+    assert all(sorted(w["workers"]) == ["0", "1"] for w in windows)
+    assert records[-1]["type"] == "end" and records[-1]["sent"] == sum(w["summary"]["sent"] for w in windows) > 0
+    for worker in workers:
+        worker.wait(20)
+    if prometheus is not None:
+        query = f"http://127.0.0.1:{ports[9090]}/api/v1/query?query=max_over_time(up%5B5m%5D)"
+        with urllib.request.urlopen(query, timeout=5) as response:
+            result = json.load(response)["data"]["result"]
+        # the master is gone by now; Prometheus scraped it successfully while it ran (a scrape every second)
+        assert [(r["metric"]["job"], r["value"][1]) for r in result] == [("dynlocust", "1")]
