@@ -11,10 +11,14 @@ age, and the stack of every greenlet inside dynlocust) plus the partial counts, 
 and aborts the stuck calls by raising `WatchdogAbort` inside them, so each is still recorded with an outcome.
 
 A worker whose master was SIGKILLed hears nothing more; Locust's own check waits 60 s. `guard_worker` stops the
-run and the worker once the master's heartbeats have been missing for `master_timeout` seconds, after the
-windows it closed were spooled to its own results file (`spool_windows`).
+run and the worker once the master's heartbeats have been missing for `MASTER_TIMEOUT` seconds; the windows it
+closed are already on disk in its own spool (`spool_windows`).
 
-`shielded` runs teardown so that a second Ctrl-C (or a SIGTERM) cannot cut it short: tables must not be leaked.
+Signals: `route_interrupts` makes Ctrl-C reach the main greenlet only (never kill the window closer or a set-up
+greenlet in passing); `quit_once` and `shielded` run shutdown and teardown so that a second Ctrl-C, a SIGTERM or
+Locust firing `quitting` twice cannot cut them short: tables must not be leaked.
+
+Knobs (environment, seconds): DYNLOCUST_STALL_SECONDS, DYNLOCUST_RUN_MARGIN_SECONDS, DYNLOCUST_MASTER_TIMEOUT.
 """
 
 from __future__ import annotations
