@@ -13,7 +13,7 @@ import locust  # first: it monkey-patches for gevent before botocore is imported
 from dynlocust.errors import ConfigurationError
 from dynlocust.settings import Settings
 from dynlocust.transport.fast import FastDynamoDB, make_fast_client
-from dynlocust.users import DynamoDBUser, pool_size, shared_client
+from dynlocust.users import DynamoDBUser, shared_client, transport_options
 
 
 class FastDynamoDBUser(DynamoDBUser):
@@ -50,14 +50,7 @@ def shared_fast_client(
     return shared_client(  # type: ignore[no-any-return]
         environment,
         ("fast", host, settings.region, verify),
-        lambda: make_fast_client(
-            host,
-            region=settings.region,
-            connect_timeout=settings.connect_timeout,
-            read_timeout=settings.effective_read_timeout,
-            pool_size=pool_size(environment, settings),
-            verify=verify,
-        ),
+        lambda: make_fast_client(host, verify=verify, **transport_options(environment, settings)),
     )
 
 

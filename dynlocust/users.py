@@ -44,7 +44,7 @@ class DynamoDBUser(User):
 
     def _raw_client(self, environment: Any, settings: Settings) -> Any:
         """The process-wide transport client this user's calls go through (a transport picks its own)."""
-        return _shared_raw_client(environment, self.host or None, settings, self.botocore_config)
+        return shared_boto3_client(environment, self.host or None, settings, self.botocore_config)
 
 
 def shared_client(environment: Any, key: tuple[Any, ...], factory: Callable[[], Any]) -> Any:
@@ -55,18 +55,22 @@ def shared_client(environment: Any, key: tuple[Any, ...], factory: Callable[[], 
     return clients[key]
 
 
-def _shared_raw_client(environment: Any, host: str | None, settings: Settings, config: Config | None) -> Any:
+def transport_options(environment: Any, settings: Settings) -> dict[str, Any]:
+    """The keyword arguments every transport factory takes, from the validated settings."""
+    return {
+        "region": settings.region,
+        "connect_timeout": settings.connect_timeout,
+        "read_timeout": settings.effective_read_timeout,
+        "pool_size": pool_size(environment, settings),
+    }
+
+
+def shared_boto3_client(environment: Any, host: str | None, settings: Settings, config: Config | None = None) -> Any:
+    """The process's retry-free botocore client for `host` (and a user's extra `config`)."""
     return shared_client(
         environment,
         ("boto3", host, settings.region, id(config)),
-        lambda: make_client(
-            host,
-            region=settings.region,
-            connect_timeout=settings.connect_timeout,
-            read_timeout=settings.effective_read_timeout,
-            pool_size=pool_size(environment, settings),
-            user_config=config,
-        ),
+        lambda: make_client(host, user_config=config, **transport_options(environment, settings)),
     )
 
 

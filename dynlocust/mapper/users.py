@@ -24,8 +24,8 @@ from dynlocust.errors import ConfigurationError
 from dynlocust.mapper.model import model_of
 from dynlocust.mapper.repository import Repository
 from dynlocust.outcomes import UNPROCESSED, Outcome, classify
-from dynlocust.transport.boto3 import LOCAL_CREDENTIALS, MIN_POOL, is_local_endpoint, make_client, retry_free_config
-from dynlocust.users import pool_size, shared_client
+from dynlocust.transport.boto3 import LOCAL_CREDENTIALS, MIN_POOL, is_local_endpoint, retry_free_config
+from dynlocust.users import pool_size, shared_boto3_client
 
 REQUEST_TYPE = "Mapper"
 _LAZY_RESULTS = ("ResultIterator", "Generator")
@@ -151,7 +151,7 @@ class MapperUser(User):
         super().__init__(environment)
         settings = plugin.settings_for(environment)
         self._settings = settings
-        self.raw_client = _shared_client(environment, self.host or None, settings)
+        self.raw_client = shared_boto3_client(environment, self.host or None, settings)
         self.timer = OperationTimer(
             environment.events.request,
             self.deadline if self.deadline is not None else settings.deadline,
@@ -173,21 +173,6 @@ class MapperUser(User):
         """A PynamoDB model class pointed at this user's endpoint with retries off, timed as `<Model>.<method>`."""
         configure_pynamodb(model, self.host or None, self._settings, pool_size(self.environment, self._settings))
         return Instrumented(model, model.__name__, self.timer)
-
-
-def _shared_client(environment: Any, host: str | None, settings: Any) -> Any:
-    """One retry-free botocore client per process and endpoint, shared by every mapper user (one pool)."""
-    return shared_client(
-        environment,
-        ("mapper", host, settings.region),
-        lambda: make_client(
-            host,
-            region=settings.region,
-            connect_timeout=settings.connect_timeout,
-            read_timeout=settings.effective_read_timeout,
-            pool_size=pool_size(environment, settings),
-        ),
-    )
 
 
 def resource_table(host: str | None, name: str, settings: Any) -> Any:

@@ -15,21 +15,11 @@ import pytest
 from dynlocust.local.embedded import LocalEndpoint
 from dynlocust.results import read_results
 from tests.support.runs import ROOT
+from tests.support.scenarios import put_scenario
 
-SCENARIO = """\
-name: fleet
-target: {local: {capacity_scale: 0.025}}
-tables:
-  - {name: items, partition_key: {name: pk, type: S}}
-workload:
-  item_size: 500
-  operations: [{op: put, weight: 1}]
-phases:
-  - ramp: {from: 40, to: 160, step: 40, window: 5s}
-concurrency: 5
-deadline: 2s
-bin: 1s
-"""
+SCENARIO = put_scenario(
+    "fleet", "ramp: {from: 40, to: 160, step: 40, window: 5s}", capacity_scale=0.025, concurrency=5, item_size=500
+)
 LOCUSTFILE = ROOT / "locustfiles" / "scenario.py"
 
 
@@ -114,7 +104,7 @@ def test_master_and_two_workers_add_up_exactly(endpoint: LocalEndpoint, tmp_path
     accepted = sum(w["summary"]["accepted"] for w in windows)
     throttled = sum(w["summary"]["throttled"] for w in windows)
     assert end["sent"] == sent
-    server = endpoint.stats()["tables"]["items-fleet"]["PutItem"]
+    server = endpoint.stats()["tables"]["t-fleet"]["PutItem"]
     assert (server["ok"], server["throttled"], server["error"]) == (accepted, throttled, sent - accepted - throttled)
     assert throttled > 0  # the ramp crossed the ~103 writes/s ceiling
     assert set(end["clock_offsets"]) == {"0", "1"} and not end["clock_skew"]
@@ -142,7 +132,7 @@ def test_a_worker_killed_mid_run_leaves_a_visible_gap(endpoint: LocalEndpoint, t
     assert windows[-1]["missing_workers"] == [lost] and windows[-1]["partial"]
     assert windows[-1]["verdict"] == "partial"
     # nothing is counted twice: the master never claims more than the server saw
-    server = endpoint.stats()["tables"]["items-killed"]["PutItem"]
+    server = endpoint.stats()["tables"]["t-killed"]["PutItem"]
     assert sum(w["summary"]["accepted"] for w in windows) <= server["ok"]
     assert sum(w["summary"]["sent"] for w in windows) <= server["ok"] + server["throttled"] + server["error"]
     assert f"incomplete: workers [{lost}] were lost" in out

@@ -23,6 +23,7 @@ import pytest
 from dynlocust.local.embedded import LocalEndpoint
 from dynlocust.report import build
 from tests.support.runs import ROOT
+from tests.support.scenarios import put_scenario
 
 CHROMIUM = os.environ.get("DYNLOCUST_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -168,20 +169,7 @@ def test_killed_runs_report_says_partial_in_the_browser(browser: Any, tmp_path: 
         page.close()
 
 
-SCENARIO = """\
-name: killed
-target: {local: {capacity_scale: 1.0}}
-tables:
-  - {name: t, partition_key: {name: pk, type: S}}
-workload:
-  item_size: 200
-  operations: [{op: put, weight: 1}]
-phases:
-  - steps: [{rate: 40, window: 3s}, {rate: 40, window: 3s}, {rate: 40, window: 30s}]
-concurrency: 4
-deadline: 2s
-bin: 1s
-"""
+SCENARIO = put_scenario("killed", "steps: [{rate: 40, window: 3s}, {rate: 40, window: 3s}, {rate: 40, window: 30s}]")
 
 
 @pytest.mark.slow

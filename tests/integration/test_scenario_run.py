@@ -11,6 +11,7 @@ import pytest
 
 from dynlocust.local.embedded import LocalEndpoint
 from tests.support.runs import ROOT, run_dynlocust
+from tests.support.scenarios import put_scenario, write_scenario
 
 QUICKSTART = ROOT / "scenarios" / "quickstart.yaml"
 CEILING = 4130 * 0.025  # the quickstart's scaled on-demand write ceiling
@@ -74,27 +75,9 @@ def test_quickstart_reproduces_the_ceiling_and_reconciles_with_the_server(
     assert quickstart_endpoint.stats()["tables"].get("items-qs", {}).get("DeleteTable", {}).get("ok") == 1
 
 
-SMALL = """\
-name: small
-target: {local: {capacity_scale: 1.0}}
-transport: TRANSPORT
-tables:
-  - {name: t, partition_key: {name: pk, type: S}}
-workload:
-  item_size: 200
-  operations: [{op: put, weight: 1}]
-phases:
-  - steps: [{rate: RATE, window: 3s}, {rate: RATE, window: 3s}]
-concurrency: USERS
-deadline: 2s
-bin: 1s
-"""
-
-
-def small_scenario(tmp_path: Path, rate: int, users: int, transport: str = "boto3") -> Path:
-    path = tmp_path / "small.yaml"
-    path.write_text(SMALL.replace("RATE", str(rate)).replace("USERS", str(users)).replace("TRANSPORT", transport))
-    return path
+def small_scenario(tmp_path: Path, rate: int | str, users: int, transport: str = "boto3") -> Path:
+    steps = f"steps: [{{rate: {rate}, window: 3s}}, {{rate: {rate}, window: 3s}}]"
+    return write_scenario(tmp_path, put_scenario("small", steps, concurrency=users, transport=transport))
 
 
 @pytest.mark.parametrize("transport", ["boto3", "fast"])
@@ -156,8 +139,7 @@ def test_validate_accepts_every_shipped_scenario() -> None:
 
 
 def test_validate_names_file_line_and_key_without_traceback(tmp_path: Path) -> None:
-    bad = tmp_path / "bad.yaml"
-    bad.write_text(SMALL.replace("RATE", "-5").replace("USERS", "2").replace("TRANSPORT", "boto3"))
+    bad = small_scenario(tmp_path, -5, 2)
     proc = subprocess.run(
         [sys.executable, "-m", "dynlocust.cli", "validate", str(bad)],
         capture_output=True, text=True, timeout=60, cwd=ROOT,

@@ -23,26 +23,19 @@ from dynlocust.local.embedded import LocalEndpoint
 from dynlocust.webui import WINDOW_COLUMNS
 from tests.integration.test_report_browser import browser  # noqa: F401 - the Chromium fixture
 from tests.support.runs import ROOT
+from tests.support.scenarios import put_scenario
 
 LOCUSTFILE = """\
 from dynlocust.hooks import ScenarioUser  # noqa: F401
 import dynlocust.webui  # noqa: F401
 """
 # ~10 writes/s of capacity against 40/s offered: throttles from the first second
-SCENARIO = """\
-name: webui
-target: {local: {capacity_scale: 0.0025}}
-tables:
-  - {name: t, partition_key: {name: pk, type: S}}
-workload:
-  item_size: 200
-  operations: [{op: put, weight: 1}]
-phases:
-  - steps: [{rate: 40, window: 3s}, {rate: 40, window: 3s}, {rate: 40, window: 60s}]
-concurrency: 8
-deadline: 2s
-bin: 1s
-"""
+SCENARIO = put_scenario(
+    "webui",
+    "steps: [{rate: 40, window: 3s}, {rate: 40, window: 3s}, {rate: 40, window: 60s}]",
+    capacity_scale=0.0025,
+    concurrency=8,
+)
 CLOSED_VERDICTS = {"ok", "throttled", "client-bound", "errors", "partial"}
 
 
