@@ -11,14 +11,14 @@ age, and the stack of every greenlet inside dynlocust) plus the partial counts, 
 and aborts the stuck calls by raising `WatchdogAbort` inside them, so each is still recorded with an outcome.
 
 A worker whose master was SIGKILLed hears nothing more; Locust's own check waits 60 s. `guard_worker` stops the
-run and the worker once the master's heartbeats have been missing for `MASTER_TIMEOUT` seconds; the windows it
+run and the worker once the master's heartbeats have been missing for `--master-timeout` seconds; the windows it
 closed are already on disk in its own spool (`spool_windows`).
 
 Signals: `route_interrupts` makes Ctrl-C reach the main greenlet only (never kill the window closer or a set-up
 greenlet in passing); `quit_once` and `shielded` run shutdown and teardown so that a second Ctrl-C, a SIGTERM or
 Locust firing `quitting` twice cannot cut them short: tables must not be leaked.
 
-Knobs (environment, seconds): DYNLOCUST_STALL_SECONDS, DYNLOCUST_RUN_MARGIN_SECONDS, DYNLOCUST_MASTER_TIMEOUT.
+Knobs (options, seconds): --stall-seconds, --run-margin-seconds, --master-timeout (see dynlocust/settings.py).
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from __future__ import annotations
 import gc
 import json
 import logging
-import os
 import signal
 import sys
 import threading
@@ -41,6 +40,7 @@ from typing import Any, TypeVar
 import gevent
 import greenlet as greenlet_module
 
+from dynlocust import plugin
 from dynlocust.client import measured_call
 from dynlocust.errors import DynlocustError
 from dynlocust.results import ResultsWriter
@@ -49,16 +49,11 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-STALL_ENV = "DYNLOCUST_STALL_SECONDS"
-RUN_MARGIN_ENV = "DYNLOCUST_RUN_MARGIN_SECONDS"
-MASTER_TIMEOUT_ENV = "DYNLOCUST_MASTER_TIMEOUT"
 STALL_EXTRA = 10.0
 """Seconds past the per-call deadline without a completed request before the run counts as stalled."""
 RUN_MARGIN_MIN = 30.0
 RUN_MARGIN_RATIO = 0.1
 """The whole-run deadline's margin: the larger of 30 s and 10% of the planned duration."""
-MASTER_TIMEOUT = 10.0
-"""Seconds without a heartbeat from the master (it sends one a second) before a worker stops on its own."""
 SNAPSHOT_FILE = "watchdog.json"
 MAX_STACKS = 64
 """Stacks kept in a snapshot: enough to see the pattern, bounded for a process running thousands of users."""
@@ -69,19 +64,6 @@ DEADLINE = "deadline"
 
 class WatchdogAbort(DynlocustError):
     """Raised inside a call the watchdog gave up on, so the call still ends with a recorded outcome."""
-
-
-def _env_seconds(name: str, default: float) -> float:
-    raw = os.environ.get(name, "")
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise DynlocustError(f"{name}: expected a number of seconds, found {raw!r}") from None
-    if not value > 0:
-        raise DynlocustError(f"{name}: expected a positive number of seconds, found {raw!r}")
-    return value
 
 
 # -- where is it stuck ---------------------------------------------------------------------------------------
@@ -195,8 +177,7 @@ def run_deadline(run: Any, margin: float | None = None) -> float:
     windows = run.plan.windows
     end = windows[-1].end if windows else run.t0
     if margin is None:
-        planned = end - run.t0
-        margin = _env_seconds(RUN_MARGIN_ENV, max(RUN_MARGIN_MIN, RUN_MARGIN_RATIO * planned))
+        margin = max(RUN_MARGIN_MIN, RUN_MARGIN_RATIO * (end - run.t0))
     return end + run.deadline + margin
 
 
@@ -302,10 +283,11 @@ def watch(environment: Any, state: Any, snapshot_path: Path | None = None) -> Wa
         environment.process_exit_code = EXIT_ABORTED
         gevent.spawn(environment.runner.quit)
 
+    settings = plugin.settings_for(environment)
     dog = Watchdog(
         run,
-        deadline_at=run_deadline(run),
-        stall_after=_env_seconds(STALL_ENV, run.deadline + STALL_EXTRA),
+        deadline_at=run_deadline(run, settings.run_margin),
+        stall_after=settings.stall_seconds or run.deadline + STALL_EXTRA,
         snapshot_path=snapshot_path,
         on_stuck=stuck,
     )
@@ -349,7 +331,7 @@ def master_silent(runner: Any, timeout: float, now: float | None = None) -> floa
 
 def guard_worker(environment: Any, current: Callable[[], Any], timeout: float | None = None) -> gevent.Greenlet:
     """On a worker: once the master is silent for `timeout` s, stop this worker's run and quit the worker."""
-    limit = _env_seconds(MASTER_TIMEOUT_ENV, MASTER_TIMEOUT) if timeout is None else timeout
+    limit = plugin.settings_for(environment).master_timeout if timeout is None else timeout
 
     def loop() -> None:
         while (silence := master_silent(environment.runner, limit)) is None:

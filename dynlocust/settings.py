@@ -17,6 +17,7 @@ DEFAULT_DEADLINE = 8.0
 DEFAULT_CONNECT_TIMEOUT = 3.0
 DEFAULT_REGION = "us-east-1"
 DEFAULT_METRICS_PORT = 9646
+DEFAULT_MASTER_TIMEOUT = 10.0
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,9 @@ class Settings:
     run_id: str = ""
     metrics_host: str = "127.0.0.1"
     metrics_port: int = DEFAULT_METRICS_PORT
+    stall_seconds: float | None = None
+    run_margin: float | None = None
+    master_timeout: float = DEFAULT_MASTER_TIMEOUT
 
     @property
     def effective_read_timeout(self) -> float:
@@ -115,6 +119,33 @@ def add_arguments(parser: Any) -> None:
         help="Port of the Prometheus /metrics endpoint (default 9646; 0 turns it off).",
     )
 
+    group.add_argument(
+        "--stall-seconds",
+        type=str,
+        default="",
+        env_var="DYNLOCUST_STALL_SECONDS",
+        include_in_web_ui=False,
+        help="Watchdog: stop the run when requests are in flight and none completed for this long "
+        "(default: the deadline + 10 s).",
+    )
+    group.add_argument(
+        "--run-margin-seconds",
+        type=str,
+        default="",
+        env_var="DYNLOCUST_RUN_MARGIN_SECONDS",
+        include_in_web_ui=False,
+        help="Watchdog: seconds past the plan's end (and the deadline) by which a run must be over "
+        "(default: max(30, 10%% of the plan)).",
+    )
+    group.add_argument(
+        "--master-timeout",
+        type=str,
+        default=str(DEFAULT_MASTER_TIMEOUT),
+        env_var="DYNLOCUST_MASTER_TIMEOUT",
+        include_in_web_ui=False,
+        help="A worker stops on its own after this many seconds without a heartbeat from the master (default 10).",
+    )
+
 
 def from_options(options: Namespace | None) -> Settings:
     """Validate parsed options once; raise `ConfigurationError` naming the option, what was expected and found."""
@@ -132,7 +163,12 @@ def from_options(options: Namespace | None) -> Settings:
     region = str(get("region") or DEFAULT_REGION)
     if not region.replace("-", "").isalnum():
         raise ConfigurationError(f"--region: expected an AWS region name such as us-east-1, found {region!r}")
+    raw_stall = get("stall_seconds", "")
+    raw_margin = get("run_margin_seconds", "")
     return Settings(
+        stall_seconds=None if raw_stall in ("", None) else _positive_seconds("--stall-seconds", raw_stall),
+        run_margin=None if raw_margin in ("", None) else _positive_seconds("--run-margin-seconds", raw_margin),
+        master_timeout=_positive_seconds("--master-timeout", get("master_timeout", DEFAULT_MASTER_TIMEOUT)),
         deadline=deadline,
         connect_timeout=connect_timeout,
         read_timeout=read_timeout,

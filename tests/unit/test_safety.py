@@ -165,15 +165,23 @@ def test_deadline_trips_with_the_reason() -> None:
     assert run.abort_reason is not None and "deadline" in run.abort_reason
 
 
-def test_run_deadline_margin_defaults_and_env(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_run_deadline_margin_defaults_and_option() -> None:
     run = make_run(t0=0.0)
-    monkeypatch.delenv(safety.RUN_MARGIN_ENV, raising=False)
     assert safety.run_deadline(run) == pytest.approx(1.0 + 30.0 + safety.RUN_MARGIN_MIN)
-    monkeypatch.setenv(safety.RUN_MARGIN_ENV, "4")
-    assert safety.run_deadline(run) == pytest.approx(35.0)
-    monkeypatch.setenv(safety.RUN_MARGIN_ENV, "-1")
-    with pytest.raises(safety.DynlocustError, match="positive number of seconds, found '-1'"):
-        safety.run_deadline(run)
+    assert safety.run_deadline(run, margin=4.0) == pytest.approx(35.0)
+
+
+@pytest.mark.parametrize(
+    ("option", "value"), [("stall_seconds", "-1"), ("run_margin_seconds", "x"), ("master_timeout", "0")]
+)
+def test_watchdog_options_are_validated(option: str, value: str) -> None:
+    from argparse import Namespace
+
+    from dynlocust.errors import ConfigurationError
+    from dynlocust.settings import from_options
+
+    with pytest.raises(ConfigurationError, match="expected a positive number of seconds"):
+        from_options(Namespace(**{option: value}))
 
 
 def test_a_stopped_run_that_never_finishes_is_escalated() -> None:

@@ -1,0 +1,54 @@
+"""Options are validated once, into Settings; every bad value names the option, what was expected and found."""
+
+from __future__ import annotations
+
+from argparse import Namespace
+
+import pytest
+
+from dynlocust.errors import ConfigurationError
+from dynlocust.settings import Settings, from_options
+
+
+def test_defaults() -> None:
+    settings = from_options(Namespace())
+    assert settings == Settings()
+    assert settings.deadline == 8.0 and settings.effective_read_timeout == 8.0
+    assert settings.metrics_host == "127.0.0.1" and settings.metrics_port == 9646
+
+
+@pytest.mark.parametrize(
+    ("options", "field", "value"),
+    [
+        ({"deadline": "2.5"}, "deadline", 2.5),
+        ({"read_timeout": "1"}, "effective_read_timeout", 1.0),
+        ({"read_timeout": ""}, "read_timeout", None),
+        ({"pool_size": "64"}, "pool_size", 64),
+        ({"metrics_port": "0"}, "metrics_port", 0),
+        ({"region": "eu-west-1"}, "region", "eu-west-1"),
+        ({"stall_seconds": "30"}, "stall_seconds", 30.0),
+        ({"run_margin_seconds": "5"}, "run_margin", 5.0),
+        ({"master_timeout": "3"}, "master_timeout", 3.0),
+    ],
+)
+def test_good_values(options: dict, field: str, value: object) -> None:
+    assert getattr(from_options(Namespace(**options)), field) == value
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"deadline": "0"}, "--deadline: expected a positive number of seconds, found '0'"),
+        ({"deadline": "nan"}, "--deadline: expected a positive number of seconds, found 'nan'"),
+        ({"connect_timeout": "soon"}, "--connect-timeout: expected a positive number of seconds, found 'soon'"),
+        ({"read_timeout": "-1"}, "--read-timeout: expected a positive number of seconds, found '-1'"),
+        ({"pool_size": "-3"}, "--pool-size: expected a whole number >= 0, found '-3'"),
+        ({"metrics_port": "70000"}, "--metrics-port: expected a TCP port from 0 to 65535, found 70000"),
+        ({"region": "us east 1"}, "--region: expected an AWS region name such as us-east-1, found 'us east 1'"),
+        ({"stall_seconds": "-1"}, "--stall-seconds: expected a positive number of seconds, found '-1'"),
+    ],
+)
+def test_bad_values(options: dict, message: str) -> None:
+    with pytest.raises(ConfigurationError) as raised:
+        from_options(Namespace(**options))
+    assert str(raised.value) == message
