@@ -93,20 +93,19 @@ class OperationBuilder:
         seed: int,
         worker_index: int = 0,
         worker_count: int = 1,
-        default_keys: Any = None,
     ) -> None:
         self.operation = operation
         self.table = table
         self.table_name = physical_name
         self.item_size = operation.item_size or item_size
-        spec = operation.keys or default_keys
+        # the loader resolved each operation's keys: a keyspace for reads of seeded items, none for fresh writes
+        spec = operation.keys
         self._keys = (
             make_key_generator(
                 spec,
                 seed=seed + zlib.crc32(operation.label.encode()),
                 worker_index=worker_index,
                 worker_count=worker_count,
-                keyspace=table.keyspace,
             )
             if spec is not None
             else None
@@ -245,7 +244,6 @@ class Mix:
                 seed=scenario.random_seed,
                 worker_index=worker_index,
                 worker_count=worker_count,
-                default_keys=scenario.workload.keys,
             )
             for op in scenario.workload.operations
         ]

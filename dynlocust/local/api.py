@@ -112,10 +112,10 @@ class Exprs:
         except ex.ExpressionError as exc:
             raise errors.validation(str(exc)) from exc
 
-    def condition(self, text: str | None) -> Any:
+    def condition(self, text: str | None, kind: str = "ConditionExpression") -> Any:
         if text is None:
             return None
-        return self._call(_expressions().parse_condition, text, self.names, self.values)
+        return self._call(_expressions().parse_condition, text, self.names, self.values, kind)
 
     def update(self, text: str | None) -> Any:
         if text is None:
@@ -1356,7 +1356,7 @@ class Backend:
             )
         ex = Exprs(req)
         kc = ex.key_condition(kce, key)
-        filt = ex.condition(req.get("FilterExpression"))
+        filt = ex.condition(req.get("FilterExpression"), "FilterExpression")
         project = self._projector(req, ex)
         ex.finish()
         select = self._select(req, idx, project is not None)
@@ -1405,7 +1405,7 @@ class Backend:
         rcc = self._rcc(req)
         idx, coll, key = self._read_target(req, t)
         ex = Exprs(req)
-        filt = ex.condition(req.get("FilterExpression"))
+        filt = ex.condition(req.get("FilterExpression"), "FilterExpression")
         project = self._projector(req, ex)
         ex.finish()
         select = self._select(req, idx, project is not None)
