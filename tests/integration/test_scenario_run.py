@@ -57,7 +57,12 @@ def test_quickstart_reproduces_the_ceiling_and_reconciles_with_the_server(
     last = windows[3]["summary"]
     write_rate = (last["write_units"] + last["read_units"] / 3) / windows[3]["duration"]
     assert write_rate == pytest.approx(CEILING, rel=0.015)
-    assert last["throttled_by"] == {"ThrottlingException|TableWriteKeyRangeThroughputExceeded": last["throttled"]}
+    # reads and writes share one on-demand budget (a linear mix), so a read can be refused once writes spent it
+    reasons = {
+        "ThrottlingException|TableWriteKeyRangeThroughputExceeded",
+        "ThrottlingException|TableReadKeyRangeThroughputExceeded",
+    }
+    assert set(last["throttled_by"]) <= reasons and sum(last["throttled_by"].values()) == last["throttled"]
     first = windows[2]["summary"]["first_throttle_s"]
     assert first is not None and 0.5 < first < 6
 
