@@ -96,3 +96,12 @@ def test_the_cost_ceiling_stops_the_run(endpoint: Any) -> None:
     run, _, done = run_scenario(endpoint, Limits(max_cost_dollars=0.00001))  # ~16 writes of 1 unit
     assert done[0]["abort_reason"].startswith("cost ceiling reached")
     assert run.sent < 40
+
+
+def test_without_limits_the_ceiling_is_the_plan_plus_a_margin() -> None:
+    scenario = load_scenario_text(SCENARIO, "unit.yaml")
+    run = ScenarioRun(
+        scenario, {"t": "t-unit"}, "unit", t0=0.0, deadline=1.0, on_window=lambda r: None, on_done=lambda t: None
+    )
+    assert scenario.limits.max_requests is None
+    assert run.request_ceiling == 320  # 200 planned x 1.1 + 100
