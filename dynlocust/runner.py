@@ -29,6 +29,8 @@ from dynlocust.windows import WindowBook, WindowStats
 
 log = logging.getLogger(__name__)
 
+DEFAULT_CEILING_MARGIN = 1.1
+
 WRITE_OPS = frozenset({"put", "conditional_put", "update", "delete", "transact_write", "batch_write"})
 
 
@@ -60,6 +62,10 @@ class ScenarioRun:
             self.scenario, self.physical_names, worker_index=self.worker_index, worker_count=self.worker_count
         )
         self.monitor = SaturationMonitor()
+        self.request_ceiling = self.scenario.limits.max_requests or math.ceil(
+            DEFAULT_CEILING_MARGIN * self.plan.total_requests + 100
+        )
+        """Without `limits.max_requests`, the plan plus a margin: a pacing bug aborts instead of running away."""
         self.inflight: Counter[int] = Counter()
         self.sent = 0
         self.read_units = 0.0
@@ -135,10 +141,8 @@ class ScenarioRun:
             return
         limits = self.scenario.limits
         share = 1.0 / self.worker_count
-        if limits.max_requests is not None and self.sent >= math.ceil(limits.max_requests * share):
-            self.stop(
-                f"request ceiling reached: {self.sent} requests sent, this process's share of {limits.max_requests}"
-            )
+        if self.sent >= math.ceil(self.request_ceiling * share):
+            self.stop(f"request ceiling reached: {self.sent} sent, this process's share of {self.request_ceiling}")
         if limits.max_cost_dollars is not None:
             spent = dollars(self.read_units, self.write_units, self.prices)
             if spent >= limits.max_cost_dollars * share:
