@@ -11,6 +11,10 @@ Locust custom messages between master and workers (all payloads are plain dicts,
 - `dynlocust:clock` worker -> master: the master's timestamp echoed with the worker's own clock.
 - `dynlocust:window` worker -> master: one closed window of one worker.
 - `dynlocust:done` worker -> master: the worker's totals once its schedule is over.
+- `dynlocust:hello` worker -> master: sent once its handlers are registered; a worker that says hello to a running
+  fleet joins it from the next window that starts far enough ahead.
+- `dynlocust:replan` master -> worker: after a worker is lost, the survivors' new shares from a window not yet
+  started on (the lost share is re-balanced, and the windows from there on are whole again).
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ PLAN = "dynlocust:plan"
 CLOCK = "dynlocust:clock"
 WINDOW = "dynlocust:window"
 DONE = "dynlocust:done"
+REPLAN = "dynlocust:replan"
+HELLO = "dynlocust:hello"
 
 EXIT_OK = 0
 EXIT_SLO = 3
@@ -82,6 +88,10 @@ class FleetReport:
     done: dict[int, dict[str, Any]] = field(default_factory=dict)
     lost: set[int] = field(default_factory=set)
     clock_offsets: dict[int, float] = field(default_factory=dict)
+    rebalanced_from: dict[int, int] = field(default_factory=dict)
+    joined_from: dict[int, int] = field(default_factory=dict)
+    """Worker that joined mid-run -> the first window it has a share of."""
+    """Lost worker -> the first window whose share the survivors took over."""
     closed: list[ClosedWindow] = field(default_factory=list)
     exit_code: int | None = None
     abort_reason: str | None = None
@@ -119,6 +129,22 @@ class FleetReport:
         self.out.write(f"worker {worker} lost: its share of the remaining windows is missing\n")
         self._advance()
 
+    def add_worker(self) -> int:
+        """A worker joined mid-run: it gets the next index; `worker_joined` says from which window it reports."""
+        self.worker_count += 1
+        self.joined_from[self.worker_count - 1] = len(self.plan.windows)  # nothing expected until it has a share
+        return self.worker_count - 1
+
+    def worker_joined(self, worker: int, from_window: int) -> None:
+        self.joined_from[worker] = from_window
+        self.out.write(f"worker {worker} joined: it takes a share from window {from_window + 1}\n")
+
+    def rebalance(self, worker: int, from_window: int) -> None:
+        """The survivors took over lost `worker`'s share from `from_window` on: it is not missing there."""
+        if worker not in self.rebalanced_from:
+            self.rebalanced_from[worker] = from_window
+            self.out.write(f"re-balanced worker {worker}'s share over the others from window {from_window + 1}\n")
+
     def record_clock(self, worker: int, master_sent: float, worker_time: float) -> None:
         """Offset estimate from one round trip: the worker's clock minus the master's at the midpoint."""
         now = self.clock()
@@ -134,8 +160,14 @@ class FleetReport:
         while len(self.closed) < len(self.plan.windows):
             index = len(self.closed)
             reports = self.received.get(index, {})
-            expected = set(range(self.worker_count)) - self.lost
-            missing = [w for w in range(self.worker_count) if w not in reports]
+            expected = {w for w in range(self.worker_count) if index >= self.joined_from.get(w, 0)} - self.lost
+            missing = [
+                w
+                for w in range(self.worker_count)
+                if w not in reports
+                and index >= self.joined_from.get(w, 0)
+                and not (w in self.rebalanced_from and index >= self.rebalanced_from[w])
+            ]
             # a worker that is done without this window stopped early: it will never send it
             if not expected <= set(reports) | set(self.done):
                 return
@@ -182,6 +214,7 @@ class FleetReport:
             slo_failures=failures,
             workers=per_worker,
             missing_workers=missing,
+            rebalanced=sorted(w for w, first in self.rebalanced_from.items() if index >= first),
         )
         self.results.write_window(**record)
         line = format_progress(closed, len(self.plan.windows), self.plan.end - self.clock())

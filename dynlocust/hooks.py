@@ -48,6 +48,8 @@ log = logging.getLogger("dynlocust")
 
 START_LEAD = 1.0
 """Seconds between the end of set-up and T0 in a standalone run: every user is waiting when the first send is due."""
+REPLAN_LEAD = 2.0
+"""Seconds ahead a re-balanced share must start: the message must reach every survivor before that window."""
 FLEET_START_LEAD = 3.0
 """The same for a fleet: the plan must reach every worker, and their users be spawned, before T0."""
 
@@ -63,6 +65,21 @@ class RunState:
     run: ScenarioRun | None = None
     report: FleetReport | None = None
     workers: tuple[str, ...] = ()
+    t0: float = 0.0
+
+    def plan_message(self, environment: Any, worker: int) -> dict[str, Any]:
+        """What a worker needs to run its share: T0, tables, its identity, the endpoint, the master's clock."""
+        assert self.tables is not None
+        return {
+            "t0": self.t0,
+            "run_id": self.run_id,
+            "tables": self.tables.physical_names,
+            "worker_index": worker,
+            "worker_count": len(self.workers),
+            "host": environment.host,
+            "master_time": time.time(),
+            "digest": self.digest,
+        }
 
 
 _STATES: weakref.WeakKeyDictionary[Any, RunState] = weakref.WeakKeyDictionary()
@@ -106,6 +123,8 @@ def _on_init(environment: Any, **_kwargs: Any) -> None:
     runner = environment.runner
     if isinstance(runner, WorkerRunner):
         runner.register_message(coordination.PLAN, lambda msg, **_kw: _on_plan(environment, msg.data))
+        runner.register_message(coordination.REPLAN, lambda msg, **_kw: _on_replan(environment, msg.data))
+        runner.send_message(coordination.HELLO, {})  # now it can take a plan, even mid-run
         safety.guard_worker(environment, lambda: state.run)
         return
     state.run_id = settings.run_id or new_run_id()
@@ -116,6 +135,7 @@ def _on_init(environment: Any, **_kwargs: Any) -> None:
         runner.register_message(coordination.WINDOW, lambda msg, **_kw: _on_worker_window(environment, msg.data))
         runner.register_message(coordination.DONE, lambda msg, **_kw: _on_worker_done(environment, msg.data))
         runner.register_message(coordination.CLOCK, lambda msg, **_kw: _on_worker_clock(environment, msg.data))
+        runner.register_message(coordination.HELLO, lambda msg, **_kw: _on_worker_hello(environment, msg.node_id))
     if not environment.host:
         if isinstance(scenario.target, RemoteTarget) and scenario.target.endpoint:
             environment.host = scenario.target.endpoint
@@ -191,18 +211,9 @@ def _on_test_start(environment: Any, **_kwargs: Any) -> None:
         workers=list(state.workers),
     )
     if fleet:
+        state.t0 = t0
         for index, client_id in enumerate(state.workers):
-            plan = {
-                "t0": t0,
-                "run_id": state.run_id,
-                "tables": state.tables.physical_names,
-                "worker_index": index,
-                "worker_count": len(state.workers),
-                "host": environment.host,
-                "master_time": time.time(),
-                "digest": state.digest,
-            }
-            runner.send_message(coordination.PLAN, plan, client_id=client_id)
+            runner.send_message(coordination.PLAN, state.plan_message(environment, index), client_id=client_id)
         gevent.spawn(_watch_workers, environment, state)
     else:
         report = state.report
@@ -227,9 +238,53 @@ def _watch_workers(environment: Any, state: RunState) -> None:
     while not report.finished:
         for index, client_id in enumerate(state.workers):
             node = runner.clients.get(client_id)
-            if node is None or node.state == STATE_MISSING:
+            if index not in report.lost and (node is None or node.state == STATE_MISSING):
                 report.worker_lost(index)
+                from_window = _next_window(report)
+                if from_window is not None:
+                    _rebalance(environment, state, report, from_window)
         gevent.sleep(1.0)
+
+
+def _next_window(report: FleetReport) -> int | None:
+    """The first window that starts far enough ahead for a new share to reach every worker in time."""
+    start_after = time.time() + REPLAN_LEAD
+    return next((w.index for w in report.plan.windows if w.start > start_after), None)
+
+
+def _rebalance(
+    environment: Any, state: RunState, report: FleetReport, from_window: int, joined: int | None = None
+) -> None:
+    """Split every window from `from_window` over the live workers: after one was lost, or when `joined` came."""
+    live = [i for i in range(len(state.workers)) if i not in report.lost]
+    if not live:
+        return
+    for share_index, worker in enumerate(live):
+        share = {"from_window": from_window, "share_index": share_index, "share_count": len(live)}
+        if worker == joined:
+            environment.runner.send_message(
+                coordination.PLAN, {**state.plan_message(environment, worker), **share, "first_window": from_window},
+                client_id=state.workers[worker],
+            )  # fmt: skip
+        else:
+            environment.runner.send_message(coordination.REPLAN, share, client_id=state.workers[worker])
+    for worker in report.lost:
+        report.rebalance(worker, from_window)
+    if joined is not None:
+        report.worker_joined(joined, from_window)
+
+
+def _on_worker_hello(environment: Any, client_id: str) -> None:
+    """A worker joining a running fleet takes a share from the next window that starts far enough ahead."""
+    state = _STATES.get(environment)
+    report = state.report if state is not None else None
+    if state is None or report is None or report.finished or client_id in state.workers:
+        return
+    from_window = _next_window(report)
+    if from_window is None:
+        return
+    state.workers = (*state.workers, client_id)
+    _rebalance(environment, state, report, from_window, joined=report.add_worker())
 
 
 # -- worker side -----------------------------------------------------------------------------------------------
@@ -250,7 +305,7 @@ def _on_plan(environment: Any, plan: dict[str, Any]) -> None:
         {"worker_index": plan["worker_index"], "master_time": plan["master_time"], "worker_time": time.time()},
     )
     _set_host(environment, plan["host"])
-    index = int(plan["worker_index"])
+    index = int(plan["worker_index"])  # this worker's identity in the fleet's reports
     state.run = ScenarioRun(
         state.scenario,
         dict(plan["tables"]),
@@ -258,14 +313,21 @@ def _on_plan(environment: Any, plan: dict[str, Any]) -> None:
         t0=float(plan["t0"]),
         deadline=state.scenario.deadline,
         on_window=lambda record: runner.send_message(coordination.WINDOW, {"worker_index": index, "record": record}),
-        on_done=lambda totals: runner.send_message(coordination.DONE, totals),
-        worker_index=index,
-        worker_count=int(plan["worker_count"]),
+        on_done=lambda totals: runner.send_message(coordination.DONE, {**totals, "worker_index": index}),
+        worker_index=int(plan.get("share_index", index)),
+        worker_count=int(plan.get("share_count", plan["worker_count"])),
+        first_window=int(plan.get("first_window", 0)),
     )
     results_dir = Path(plugin.settings_for(environment).results_dir) / plan["run_id"]
     safety.spool_windows(state.run, results_dir / f"worker-{index}.jsonl")
     state.run.start()
     safety.watch(environment, state, results_dir / f"watchdog-{index}.json")
+
+
+def _on_replan(environment: Any, replan: dict[str, Any]) -> None:
+    run = current_run(environment)
+    if run is not None:
+        run.replan(int(replan["from_window"]), int(replan["share_index"]), int(replan["share_count"]))
 
 
 # -- master side -----------------------------------------------------------------------------------------------

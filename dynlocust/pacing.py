@@ -209,12 +209,43 @@ class Pacer:
         self._done = False
         self._dispatcher: gevent.Greenlet | None = None
 
-    def _tickets(self) -> Iterator[Ticket]:
-        seq = 0
+    def _tickets(self, first_seq: int = 0, from_window: int | None = None) -> Iterator[Ticket]:
+        seq = first_seq
         for seg in self._segments:
+            if from_window is not None and seg.index < from_window:
+                continue
             for j in range(seg.count):
                 yield Ticket(seq, seg.index, seg.intended(j))
                 seq += 1
+
+    def replan(self, segments: Sequence[Segment]) -> bool:
+        """Replace the schedule of windows that have not started sending (a fleet re-balanced after a worker left).
+
+        `segments` must cover every window from the first one given to the end of the plan. Returns False, and
+        changes nothing, when the first of them already handed out or dropped a send: it is too late for it.
+        """
+        if self._done or not segments:
+            return False
+        first = min(seg.index for seg in segments)
+        started = self._counts.get(first)
+        if started is None or started.handed or started.dropped or any(t.window >= first for t in self._pending):
+            return False
+        nxt = self._next
+        kept = [seg for seg in self._segments if seg.index < first]
+        seq = sum(seg.count for seg in kept)  # tickets are numbered in schedule order
+        self._segments = kept + sorted(segments, key=lambda seg: seg.start)
+        for seg in segments:
+            self._counts[seg.index] = PacingCounts(seg.index, seg.count)
+        if nxt is None or nxt.window >= first:
+            self._schedule = self._tickets(seq, first)
+            self._next = next(self._schedule, None)
+        else:  # still inside earlier windows: their remaining tickets first, then the new segments
+            earlier = itertools.takewhile(lambda t: t.window < first, self._schedule)
+            self._schedule = itertools.chain(earlier, self._tickets(seq, first))
+        if self._dispatcher is not None:  # it may be asleep until a send of the old schedule
+            self._dispatcher.kill(block=False)
+            self._dispatcher = gevent.spawn(self._run)
+        return True
 
     @property
     def done(self) -> bool:

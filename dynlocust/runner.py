@@ -49,12 +49,17 @@ class ScenarioRun:
     worker_count: int = 1
     prices: Prices = US_EAST_1
     clock: Callable[[], float] = time.time
+    first_window: int = 0
+    """A worker that joined mid-run sends nothing before this window."""
 
     def __post_init__(self) -> None:
         self.plan: Plan = build_plan(self.scenario, t0=self.t0)
-        weights = [1.0] * self.worker_count
+        self.share_count = self.worker_count
         self.segments: list[Segment] = [
-            split_segment(w.index, w.start, w.duration, w.rate, weights)[self.worker_index] for w in self.plan.windows
+            Segment(w.index, w.start, w.duration, 0.0)
+            if w.index < self.first_window
+            else split_segment(w.index, w.start, w.duration, w.rate, [1.0] * self.worker_count)[self.worker_index]
+            for w in self.plan.windows
         ]
         self.pacer = Pacer(self.segments, clock=self.clock)
         self.book = WindowBook.from_segments(self.segments, bin_seconds=self.scenario.bin)
@@ -62,6 +67,7 @@ class ScenarioRun:
             self.scenario, self.physical_names, worker_index=self.worker_index, worker_count=self.worker_count
         )
         self.monitor = SaturationMonitor()
+        self._ceiling_share = self._planned_share()
         self.request_ceiling = self.scenario.limits.max_requests or math.ceil(
             DEFAULT_CEILING_MARGIN * self.plan.total_requests + 100
         )
@@ -87,6 +93,28 @@ class ScenarioRun:
             self.abort_reason = reason
             log.error("stopping the run: %s", reason)
         self.pacer.stop()
+
+    def replan(self, from_window: int, share_index: int, share_count: int) -> bool:
+        """Take share `share_index` of `share_count` of every window from `from_window` on (the fleet lost a worker).
+
+        False when that window has already started here: the master then sees its share missing, as before.
+        """
+        windows = [w for w in self.plan.windows if w.index >= from_window]
+        weights = [1.0] * share_count
+        segments = [split_segment(w.index, w.start, w.duration, w.rate, weights)[share_index] for w in windows]
+        if not self.pacer.replan(segments):
+            log.error("could not take a new share from window %d: it has already started", from_window)
+            return False
+        for segment in segments:
+            self.segments[segment.index] = segment
+            self.book.replace(WindowStats.for_segment(segment, bin_seconds=self.scenario.bin))
+        self.share_count = share_count
+        self._ceiling_share = self._planned_share()  # ceilings follow the new share
+        return True
+
+    def _planned_share(self) -> float:
+        """This process's part of the fleet's planned sends: its share of the run's ceilings."""
+        return sum(seg.count for seg in self.segments) / max(1, self.plan.total_requests)
 
     def wait(self, timeout: float | None = None) -> None:
         if self._closer is not None:
@@ -136,11 +164,11 @@ class ScenarioRun:
         return outcome
 
     def _check_ceilings(self) -> None:
-        """Each process holds its share of the run's ceilings, so the fleet as a whole never passes them."""
+        """Each process holds its planned part of the run's ceilings, so the fleet as a whole never passes them."""
         if self.pacer.done:
             return
         limits = self.scenario.limits
-        share = 1.0 / self.worker_count
+        share = self._ceiling_share
         if self.sent >= math.ceil(self.request_ceiling * share):
             self.stop(f"request ceiling reached: {self.sent} sent, this process's share of {self.request_ceiling}")
         if limits.max_cost_dollars is not None:

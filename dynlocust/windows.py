@@ -410,6 +410,12 @@ class WindowBook:
     def from_segments(cls, segments: Iterable[Segment], *, bin_seconds: float = DEFAULT_BIN_SECONDS) -> WindowBook:
         return cls(WindowStats.for_segment(s, bin_seconds=bin_seconds) for s in segments)
 
+    def replace(self, stats: WindowStats) -> None:
+        """Swap in fresh statistics for a window that has not started (its share of the rate changed)."""
+        old = self[stats.index]
+        self._by_index[stats.index] = stats
+        self._ordered[self._ordered.index(old)] = stats
+
     def __getitem__(self, index: int) -> WindowStats:
         try:
             return self._by_index[index]

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,43 +34,40 @@ def endpoint() -> Iterator[LocalEndpoint]:
         ep.stop()
 
 
-def start_fleet(tmp_path: Path, host: str, run_id: str) -> tuple[subprocess.Popen[str], list[subprocess.Popen[str]]]:
+def start_fleet(
+    tmp_path: Path, host: str, run_id: str, *, expect: int = 2, workers: int = 2, extra: tuple[str, ...] = ()
+) -> tuple[subprocess.Popen[str], list[subprocess.Popen[str]], Any]:
+    """A master expecting `expect` workers, `workers` of them started now; the third value starts one more."""
     scenario = tmp_path / "fleet.yaml"
     scenario.write_text(SCENARIO)
-    with __import__("socket").socket() as probe:
+    with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     common = [sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--scenario", str(scenario), "--loglevel", "INFO"]
     master = subprocess.Popen(
         [*common, "--master", "--master-bind-host", "127.0.0.1", "--master-bind-port", str(port), "--headless",
-         "--expect-workers", "2", "-u", "10", "-r", "10", "--host", host, "--results-dir", str(tmp_path),
-         "--run-id", run_id, "--metrics-port", "0", "--only-summary"],
+         "--expect-workers", str(expect), "-u", "10", "-r", "10", "--host", host, "--results-dir", str(tmp_path),
+         "--run-id", run_id, "--metrics-port", "0", "--only-summary", *extra],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
-    workers = [
-        subprocess.Popen(
-            [
-                *common,
-                "--worker",
-                "--master-host",
-                "127.0.0.1",
-                "--master-port",
-                str(port),
-                "--metrics-port",
-                "0",
-                "--results-dir",
-                str(tmp_path),
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
-        for _ in range(2)
-    ]
-    return master, workers
+    worker_argv = [*common, "--worker", "--master-host", "127.0.0.1", "--master-port", str(port)]
+    worker_argv += ["--metrics-port", "0", "--results-dir", str(tmp_path)]
+
+    def start_worker() -> subprocess.Popen[str]:
+        log = open(tmp_path / f"worker-{time.monotonic_ns()}.log", "w")  # noqa: SIM115 - kept by the process
+        return subprocess.Popen(worker_argv, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
+
+    return master, [start_worker() for _ in range(workers)], start_worker
+
+
+def wait_for_first_window(results: Path, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if results.exists() and any(r["type"] == "window" for r in read_results(results)):
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"no window closed within {timeout} s")
 
 
 def finish(master: subprocess.Popen[str], workers: list[subprocess.Popen[str]], timeout: float = 120) -> str:
@@ -84,7 +83,7 @@ def finish(master: subprocess.Popen[str], workers: list[subprocess.Popen[str]], 
 
 @pytest.mark.slow
 def test_master_and_two_workers_add_up_exactly(endpoint: LocalEndpoint, tmp_path: Path) -> None:
-    master, workers = start_fleet(tmp_path, endpoint.url, "fleet")
+    master, workers, _ = start_fleet(tmp_path, endpoint.url, "fleet")
     out = finish(master, workers)
     assert master.returncode == 0, out[-4000:]
     records = read_results(tmp_path / "fleet" / "results.jsonl")
@@ -112,13 +111,9 @@ def test_master_and_two_workers_add_up_exactly(endpoint: LocalEndpoint, tmp_path
 
 @pytest.mark.slow
 def test_a_worker_killed_mid_run_leaves_a_visible_gap(endpoint: LocalEndpoint, tmp_path: Path) -> None:
-    master, workers = start_fleet(tmp_path, endpoint.url, "killed")
+    master, workers, _ = start_fleet(tmp_path, endpoint.url, "killed")
     results = tmp_path / "killed" / "results.jsonl"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:  # kill after the first window has closed
-        if results.exists() and any(r["type"] == "window" for r in read_results(results)):
-            break
-        time.sleep(0.2)
+    wait_for_first_window(results)
     workers[1].send_signal(signal.SIGKILL)
     out = finish(master, workers)
     assert master.returncode == 5, out[-4000:]
@@ -129,10 +124,39 @@ def test_a_worker_killed_mid_run_leaves_a_visible_gap(endpoint: LocalEndpoint, t
     assert len(windows) == 4 and len(end["lost_workers"]) == 1
     (lost,) = end["lost_workers"]
     assert windows[0]["missing_workers"] == [] and not windows[0]["partial"]
-    assert windows[-1]["missing_workers"] == [lost] and windows[-1]["partial"]
-    assert windows[-1]["verdict"] == "partial"
+    gap = [w for w in windows if w["missing_workers"]]
+    assert gap and all(w["missing_workers"] == [lost] and w["partial"] and w["verdict"] == "partial" for w in gap)
+    # from the next window that had not started, the survivor carries the whole rate: whole windows again
+    last = windows[-1]
+    assert last["rebalanced"] == [lost] and last["missing_workers"] == [] and not last["partial"]
+    (survivor,) = last["workers"].values()
+    assert survivor["offered"] == round(last["target_rate"] * last["duration"])
+    assert f"re-balanced worker {lost}'s share" in out
     # nothing is counted twice: the master never claims more than the server saw
     server = endpoint.stats()["tables"]["t-killed"]["PutItem"]
     assert sum(w["summary"]["accepted"] for w in windows) <= server["ok"]
     assert sum(w["summary"]["sent"] for w in windows) <= server["ok"] + server["throttled"] + server["error"]
     assert f"incomplete: workers [{lost}] were lost" in out
+
+
+@pytest.mark.slow
+def test_a_worker_that_joins_mid_run_takes_a_share_of_the_next_windows(endpoint: LocalEndpoint, tmp_path: Path) -> None:
+    master, workers, start_worker = start_fleet(
+        tmp_path, endpoint.url, "joined", expect=1, workers=1, extra=("--enable-rebalancing",)
+    )
+    results = tmp_path / "joined" / "results.jsonl"
+    wait_for_first_window(results)
+    workers.append(start_worker())
+    out = finish(master, workers)
+    assert master.returncode == 0, out[-4000:]
+    records = read_results(results)
+    windows = [r for r in records if r["type"] == "window"]
+    assert sorted(windows[0]["workers"]) == ["0"]
+    assert sorted(windows[-1]["workers"]) == ["0", "1"]  # the newcomer carries half of the last window
+    for window in windows:  # every window is whole: the fleet's shares add up to the plan
+        assert not window["missing_workers"] and not window["partial"]
+        planned = round(window["target_rate"] * window["duration"])
+        assert sum(s["offered"] for s in window["workers"].values()) == planned
+    shares = windows[-1]["workers"].values()
+    assert all(abs(s["offered"] - windows[-1]["summary"]["offered"] / 2) <= 1 for s in shares)
+    assert "worker 1 joined" in out

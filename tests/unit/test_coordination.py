@@ -131,3 +131,33 @@ def test_clock_offset_is_estimated_from_one_round_trip(tmp_path: Path) -> None:
     report.clock = lambda: 10.010  # type: ignore[method-assign]
     report.record_clock(0, master_sent=10.000, worker_time=10.105)
     assert report.clock_offsets[0] == pytest.approx(0.100)
+
+
+def test_a_rebalanced_share_makes_later_windows_whole_again(tmp_path: Path) -> None:
+    report = make_report(tmp_path, 2)
+    report.add_window(0, worker_window(report, 0, 0, {"ok": 10}))
+    report.worker_lost(1)
+    report.rebalance(1, from_window=1)
+    survivor = worker_window(report, 1, 0, {"ok": 40})  # one worker now carries the whole window
+    report.add_window(0, survivor)
+    report.worker_done(0, totals(0, 50))
+    assert [w.missing_workers for w in report.closed] == [[1], []]
+    assert [w.verdict for w in report.closed] == ["partial", "ok"]
+    records = read_results(tmp_path / "r.jsonl")
+    assert records[2]["rebalanced"] == [1] and not records[2]["partial"]
+    assert report.exit_code == EXIT_INCOMPLETE  # a worker was still lost: the run says so
+
+
+def test_a_worker_that_joins_is_expected_only_from_its_first_window(tmp_path: Path) -> None:
+    report = make_report(tmp_path, 1)
+    joined = report.add_worker()
+    assert joined == 1
+    report.add_window(0, worker_window(report, 0, 0, {"ok": 10}))
+    assert [w.index for w in report.closed] == [0] and report.closed[0].missing_workers == []
+    report.worker_joined(1, from_window=1)
+    report.add_window(0, worker_window(report, 1, 0, {"ok": 20}))
+    assert len(report.closed) == 1  # window 1 waits for the newcomer's share
+    report.add_window(1, worker_window(report, 1, 1, {"ok": 20}))
+    report.worker_done(0, totals(0, 30))
+    report.worker_done(1, totals(1, 20))
+    assert report.closed[1].summary["sent"] == 40 and report.exit_code == EXIT_OK

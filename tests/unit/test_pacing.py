@@ -188,3 +188,38 @@ def test_a_send_on_its_way_to_a_user_killed_meanwhile_goes_to_the_next_user() ->
     pacer.stop()
     counts = pacer.window_counts(0)
     assert counts.handed == 1
+
+
+def test_replan_gives_windows_not_yet_started_a_new_share() -> None:
+    t0 = time.time() + 0.05
+    mine = [split_segment(i, t0 + i * 0.3, 0.3, 100.0, [1.0, 1.0])[0] for i in range(3)]
+    pacer = Pacer(mine)
+    got: list = []
+
+    def user() -> None:
+        while (ticket := pacer.acquire()) is not None:
+            got.append(ticket)
+
+    users = [gevent.spawn(user) for _ in range(3)]
+    pacer.start()
+    gevent.sleep(0.2)  # inside window 0
+    whole = [split_segment(i, t0 + i * 0.3, 0.3, 100.0, [1.0])[0] for i in (1, 2)]
+    assert pacer.replan(whole)
+    gevent.joinall(users, timeout=3)
+    by_window = [sum(1 for t in got if t.window == i) for i in range(3)]
+    assert by_window == [15, 30, 30]  # half a share, then the whole rate
+    assert [pacer.window_counts(i).scheduled for i in range(3)] == [15, 30, 30]
+    assert sorted(t.seq for t in got) == list(range(75))
+    assert not pacer.replan(whole)  # too late: those windows have started
+
+
+def test_replan_is_refused_once_the_window_has_started() -> None:
+    t0 = time.time()
+    segments = [split_segment(i, t0 + i * 0.3, 0.3, 100.0, [1.0])[0] for i in range(2)]
+    pacer = Pacer(segments)
+    user = gevent.spawn(lambda: [None for _ in iter(pacer.acquire, None)])
+    pacer.start()
+    gevent.sleep(0.4)  # window 1 has started
+    assert not pacer.replan([split_segment(1, t0 + 0.3, 0.3, 10.0, [1.0])[0]])
+    user.join(2)
+    assert pacer.window_counts(1).scheduled == 30
