@@ -1573,17 +1573,7 @@ class Backend:
     # ------------------------------------------------------------------ transactions
     def transact_write(self, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
         rcc = self._rcc(req)
-        actions = req.get("TransactItems")
-        if not isinstance(actions, list) or not actions:
-            raise errors.validation(
-                "1 validation error detected: Value null at 'transactItems' failed to satisfy constraint: "
-                "Member must not be null"
-            )
-        if len(actions) > 100:
-            raise errors.validation(
-                "1 validation error detected at 'transactItems' failed to satisfy constraint: "
-                "Member must have length less than or equal to 100"
-            )
+        actions = _transact_items(req)
         token = req.get("ClientRequestToken")
         fingerprint = b""
         if token is not None:
@@ -1701,17 +1691,7 @@ class Backend:
 
     def transact_get(self, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
         rcc = self._rcc(req)
-        actions = req.get("TransactItems")
-        if not isinstance(actions, list) or not actions:
-            raise errors.validation(
-                "1 validation error detected: Value null at 'transactItems' failed to satisfy constraint: "
-                "Member must not be null"
-            )
-        if len(actions) > 100:
-            raise errors.validation(
-                "1 validation error detected at 'transactItems' failed to satisfy constraint: "
-                "Member must have length less than or equal to 100"
-            )
+        actions = _transact_items(req)
         prepared = []
         seen: set[tuple[str, Any, Any]] = set()
         for action in actions:
@@ -1742,3 +1722,19 @@ class Backend:
         if rcc:
             out["ConsumedCapacity"] = [c.render(rcc) for c in consumed.values()]
         return out
+
+
+def _transact_items(req: dict[str, Any]) -> list[Any]:
+    """TransactItems as the service checks them: present, non-empty, at most 100 actions."""
+    actions = req.get("TransactItems")
+    if not isinstance(actions, list) or not actions:
+        raise errors.validation(
+            "1 validation error detected: Value null at 'transactItems' failed to satisfy constraint: "
+            "Member must not be null"
+        )
+    if len(actions) > 100:
+        raise errors.validation(
+            "1 validation error detected at 'transactItems' failed to satisfy constraint: "
+            "Member must have length less than or equal to 100"
+        )
+    return actions
