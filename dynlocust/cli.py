@@ -1,4 +1,4 @@
-"""`dynlocust run | local | validate | report`: the command line.
+"""`dynlocust run | local | validate | report | compare | ecs`: the command line.
 
 `run` is Locust itself, pointed at dynlocust's scenario locustfile, so `dynlocust run FILE` and
 `locust -f locustfiles/scenario.py --scenario FILE --headless` are the same run; any further arguments pass through to
