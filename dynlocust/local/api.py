@@ -1449,12 +1449,7 @@ class Backend:
     # ------------------------------------------------------------------ batches
     def batch_write(self, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
         rcc = self._rcc(req)
-        request_items = req.get("RequestItems")
-        if not isinstance(request_items, dict) or not request_items:
-            raise errors.validation(
-                "1 validation error detected: Value null at 'requestItems' failed to satisfy constraint: "
-                "Member must not be null"
-            )
+        request_items = _request_items(req)
         total = sum(len(v) for v in request_items.values())
         if total > 25:
             raise errors.validation("Too many items requested for the BatchWriteItem call")
@@ -1505,12 +1500,7 @@ class Backend:
 
     def batch_get(self, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
         rcc = self._rcc(req)
-        request_items = req.get("RequestItems")
-        if not isinstance(request_items, dict) or not request_items:
-            raise errors.validation(
-                "1 validation error detected: Value null at 'requestItems' failed to satisfy constraint: "
-                "Member must not be null"
-            )
+        request_items = _request_items(req)
         total = sum(len(v.get("Keys") or []) for v in request_items.values())
         if total > 100:
             raise errors.validation("Too many items requested for the BatchGetItem call")
@@ -1738,3 +1728,14 @@ def _transact_items(req: dict[str, Any]) -> list[Any]:
             "Member must have length less than or equal to 100"
         )
     return actions
+
+
+def _request_items(req: dict[str, Any]) -> dict[str, Any]:
+    """RequestItems of a batch call as the service checks them: a non-empty map of table name to requests."""
+    request_items = req.get("RequestItems")
+    if not isinstance(request_items, dict) or not request_items:
+        raise errors.validation(
+            "1 validation error detected: Value null at 'requestItems' failed to satisfy constraint: "
+            "Member must not be null"
+        )
+    return request_items

@@ -24,24 +24,12 @@ import yaml
 
 from dynlocust.results import read_results
 from tests.support.runs import ROOT
+from tests.support.scenarios import put_scenario
 
 DOCKER = ROOT / "docker"
 COMPOSE = DOCKER / "compose.yaml"
 PROMETHEUS = Path("/usr/bin/prometheus")
-SHORT = """\
-name: short
-target: {local: {capacity_scale: 0.025}}
-tables:
-  - {name: items, partition_key: {name: pk, type: S}}
-workload:
-  item_size: 200
-  operations: [{op: put, weight: 1}]
-phases:
-  - ramp: {from: 20, to: 40, step: 20, window: 2s}
-concurrency: 4
-deadline: 2s
-bin: 1s
-"""
+SHORT = put_scenario("short", "ramp: {from: 20, to: 40, step: 20, window: 2s}", capacity_scale=0.025)
 CONTAINER_PORTS = (5557, 8000, 9646, 9090)
 
 

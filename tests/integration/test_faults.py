@@ -33,6 +33,7 @@ from dynlocust.tables import TableManager
 from dynlocust.transport.boto3 import make_client
 from tests.conftest import FaultServer
 from tests.support.runs import ROOT, run_dynlocust
+from tests.support.scenarios import put_scenario
 
 FAULT_SCENARIO = """\
 name: faults
@@ -326,21 +327,13 @@ def test_teardown_never_deletes_a_table_without_this_runs_tag(instant_create: Lo
 
 # -- SIGKILL of the master ------------------------------------------------------------------------------------
 
-FLEET_SCENARIO = """\
-name: orphan
-target: {local: {capacity_scale: 1.0}}
-tables:
-  - {name: items, partition_key: {name: pk, type: S}}
-workload:
-  item_size: 100
-  operations: [{op: put, weight: 1}]
-phases:
-  - steps: [{rate: 20, window: 2s}, {rate: 20, window: 2s}, {rate: 20, window: 2s}, {rate: 20, window: 2s},
-            {rate: 20, window: 2s}, {rate: 20, window: 2s}, {rate: 20, window: 2s}, {rate: 20, window: 2s}]
-concurrency: 5
-deadline: 1s
-bin: 1s
-"""
+FLEET_SCENARIO = put_scenario(
+    "orphan",
+    "steps: [" + ", ".join(["{rate: 20, window: 2s}"] * 8) + "]",
+    concurrency=5,
+    item_size=100,
+    deadline="1s",
+)
 
 
 @pytest.mark.slow

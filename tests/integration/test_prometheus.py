@@ -21,7 +21,9 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.processes import wait_http_ok
+from tests.support.runs import ROOT
+
 DASHBOARD = ROOT / "docker" / "grafana" / "dashboards" / "dynlocust.json"
 PROMETHEUS = shutil.which("prometheus")
 
@@ -103,17 +105,7 @@ def prometheus(tmp_path: Path) -> Iterator[tuple[Prometheus, int]]:
     )  # fmt: skip
     try:
         url = f"http://127.0.0.1:{web_port}"
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(url + "/-/ready", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"prometheus did not become ready: {(tmp_path / 'prometheus.log').read_text()}")
-            time.sleep(0.2)
+        wait_http_ok(url + "/-/ready", proc, tmp_path / "prometheus.log")
         yield Prometheus(url), metrics_port
     finally:
         proc.send_signal(signal.SIGTERM)

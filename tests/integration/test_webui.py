@@ -12,7 +12,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ import pytest
 from dynlocust.local.embedded import LocalEndpoint
 from dynlocust.webui import WINDOW_COLUMNS
 from tests.integration.test_report_browser import browser  # noqa: F401 - the Chromium fixture
+from tests.support.processes import wait_http_ok
 from tests.support.runs import ROOT
 from tests.support.scenarios import put_scenario
 
@@ -60,16 +60,7 @@ def web_locust(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     proc = subprocess.Popen(argv, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=log, stderr=log)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(url + "/", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / "locust.log").read_text()[-3000:]
-            time.sleep(0.2)
+        wait_http_ok(url + "/", proc, tmp_path / "locust.log")
         yield url, tmp_path
     finally:
         if proc.poll() is None:

@@ -8,7 +8,26 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
+from typing import Any
+
+
+def wait_http_ok(url: str, proc: subprocess.Popen[Any], log: Path, timeout: float = 30.0) -> None:
+    """Poll `url` until it answers 200; fail with the end of `log` if `proc` exits or the time runs out."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(
+                f"{url} did not answer 200 within {timeout} s: {log.read_text(errors='replace')[-3000:]}"
+            )
+        time.sleep(0.2)
 
 
 class ServerProcess:
