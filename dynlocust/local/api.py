@@ -1100,14 +1100,7 @@ class Backend:
         if th is not None:
             raise throttle_error(th)
         self._apply(plan)
-        out: dict[str, Any] = {}
-        if rv == "ALL_OLD" and old:
-            out["Attributes"] = old
-        if rcc:
-            c = Consumed(t.name, "write")
-            self._account(plan, c)
-            out["ConsumedCapacity"] = c.render(rcc)
-        return out
+        return self._write_answer(t, plan, old, rv, rcc)
 
     def delete_item(self, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
         req = _legacy(req, "Expected", "ConditionalOperator")
@@ -1128,6 +1121,10 @@ class Backend:
             raise throttle_error(th)
         if old is not None:
             self._apply(plan)
+        return self._write_answer(t, plan, old, rv, rcc)
+
+    def _write_answer(self, t: Table, plan: WritePlan, old: Item | None, rv: str, rcc: str | None) -> dict[str, Any]:
+        """PutItem's and DeleteItem's response: the old item when asked for, and the consumed capacity."""
         out: dict[str, Any] = {}
         if rv == "ALL_OLD" and old:
             out["Attributes"] = old
