@@ -46,6 +46,16 @@ def _port(text: str) -> int:
     return v
 
 
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number > 0, found {text!r}") from None
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number > 0, found {text!r}")
+    return v
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="dynlocust local", description="Serve a local DynamoDB-compatible endpoint.")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
@@ -62,6 +72,40 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--time-scale", type=_positive, default=1.0, help="speed up capacity time (burst, growth)")
     p.add_argument("--latency-model", action="store_true", help="add in-region-like latency (p50 ~4.5 ms)")
     p.add_argument("--ready-file", help="write the bound URL to this file once listening")
+    d = LocalConfig()
+    limits = p.add_argument_group("connection limits (a client can hold only bounded time, sockets and memory)")
+    limits.add_argument(
+        "--header-timeout",
+        type=_positive,
+        default=d.header_timeout,
+        help=f"seconds a request's head may take to arrive, else 408 and close (default {d.header_timeout:g})",
+    )
+    limits.add_argument(
+        "--body-timeout",
+        type=_positive,
+        default=d.body_timeout,
+        help=f"seconds a request's body may take to arrive, else 408 and close (default {d.body_timeout:g})",
+    )
+    limits.add_argument(
+        "--idle-timeout",
+        type=_positive,
+        default=d.idle_timeout,
+        help=f"seconds a keep-alive connection may wait for its next request (default {d.idle_timeout:g})",
+    )
+    limits.add_argument(
+        "--max-connections",
+        type=_positive_int,
+        default=d.max_connections,
+        help=f"open connections at once, more get 503 (default {d.max_connections}, and always below the "
+        "descriptor limit)",
+    )
+    limits.add_argument(
+        "--max-buffered-bytes",
+        type=_positive_int,
+        default=d.max_buffered_bytes,
+        help="bytes of request bodies being received at once, all connections together; a body that does not fit "
+        f"gets 503 (default {d.max_buffered_bytes})",
+    )
     return p
 
 
@@ -86,6 +130,11 @@ def config_from_args(args: argparse.Namespace) -> LocalConfig:
         capacity_scale=args.capacity_scale,
         time_scale=args.time_scale,
         latency_model=args.latency_model,
+        header_timeout=args.header_timeout,
+        body_timeout=args.body_timeout,
+        idle_timeout=args.idle_timeout,
+        max_connections=args.max_connections,
+        max_buffered_bytes=args.max_buffered_bytes,
     )
 
 

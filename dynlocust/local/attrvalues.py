@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import base64
 import decimal
+import re
 from decimal import Decimal
 from typing import Any
+
+from dynlocust.local import errors
+from dynlocust.local.limits import MAX_NESTING_LEVELS
 
 AttributeValue = dict[str, Any]
 
@@ -180,3 +184,88 @@ def is_set_type(t: str) -> bool:
 
 def is_ordered_type(t: str) -> bool:
     return t in _SCALAR_ORDERED
+
+
+# -- wire checks ------------------------------------------------------------------------------------------------
+#: A number as the service reads it: optional sign, digits with an optional fraction, optional exponent; no spaces.
+_NUMBER_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_MAX_DIGITS = 38
+NESTING_MESSAGE = (
+    "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond supported limit"
+)
+_NULL_MESSAGE = "One or more parameter values were invalid: Null attribute value types must have the value of true"
+_EMPTY_MESSAGE = "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes"
+_SCALAR_SHAPES = {"S": "string", "N": "string", "B": "blob"}
+_SET_SHAPES = {"SS": "string", "NS": "string", "BS": "blob"}
+
+
+def check_number_text(v: str) -> None:
+    """Refuse a number the service cannot read (spaces, words, NaN) before anything parses it.
+
+    A long text is refused by its significant digits first, so a megabyte of digits never reaches Decimal.
+    """
+    if _NUMBER_RE.fullmatch(v) is None:
+        raise errors.validation(f"The parameter cannot be converted to a numeric value: {v}")
+    if len(v) > 2 * _MAX_DIGITS:
+        mantissa = v.lstrip("+-").split("e")[0].split("E")[0].replace(".", "").strip("0")
+        if len(mantissa) > _MAX_DIGITS:
+            raise errors.validation("Attempting to store more than 38 significant digits in a Number")
+
+
+def check_value(av: Any, level: int = 1) -> None:
+    """Check one attribute value's JSON types, NULL/BOOL/number forms and nesting, as the service does on input.
+
+    Raises the service's SerializationException for a JSON value of the wrong type and its ValidationException for
+    a value nested more than MAX_NESTING_LEVELS deep; never recurses deeper than that, whatever the input.
+    """
+    if av.__class__ is not dict:
+        raise errors.wrong_json_type(av, "structure")
+    if len(av) != 1:
+        if not av:
+            raise errors.validation(_EMPTY_MESSAGE)
+        raise errors.validation(
+            "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported "
+            "datatypes"
+        )
+    for t, v in av.items():
+        if v is None:
+            raise errors.validation(_EMPTY_MESSAGE)
+        if t in _SCALAR_SHAPES:
+            if v.__class__ is not str:
+                raise errors.wrong_json_type(v, _SCALAR_SHAPES[t])
+            if t == "N":
+                check_number_text(v)
+        elif t == "M":
+            if v.__class__ is not dict:
+                raise errors.wrong_json_type(v, "map")
+            if v:
+                if level >= MAX_NESTING_LEVELS:
+                    raise errors.validation(NESTING_MESSAGE)
+                for x in v.values():
+                    check_value(x, level + 1)
+        elif t == "L":
+            if v.__class__ is not list:
+                raise errors.wrong_json_type(v, "list")
+            if v:
+                if level >= MAX_NESTING_LEVELS:
+                    raise errors.validation(NESTING_MESSAGE)
+                for x in v:
+                    check_value(x, level + 1)
+        elif t in _SET_SHAPES:
+            if v.__class__ is not list:
+                raise errors.wrong_json_type(v, "list")
+            for x in v:
+                if x.__class__ is not str:
+                    raise errors.wrong_json_type(x, _SET_SHAPES[t])
+                if t == "NS":
+                    check_number_text(x)
+        elif t == "BOOL":
+            if v.__class__ is not bool:
+                raise errors.wrong_json_type(v, "boolean")
+        elif t == "NULL":
+            if v.__class__ is not bool:
+                raise errors.wrong_json_type(v, "boolean")
+            if not v:
+                raise errors.validation(_NULL_MESSAGE)
+        else:
+            raise errors.serialization(f"Unexpected field type: {t}")

@@ -66,3 +66,23 @@ def serialization(message: str) -> ServiceError:
 
 def unknown_operation() -> ServiceError:
     return ServiceError("UnknownOperationException", "", prefix=CORAL_PREFIX)
+
+
+_JSON_TOKENS = {bool: "BOOLEAN_VALUE", int: "NUMBER_VALUE", float: "NUMBER_VALUE", str: "STRING_VALUE"}
+_EXPECTED_CONTAINER = {"structure": "Expected null", "map": "Expected map or null", "list": "Expected list or null"}
+
+
+def wrong_json_type(value: Any, expected: str) -> ServiceError:
+    """The SerializationException the service answers when a JSON value has the wrong type for its member.
+
+    `expected` is the member's shape type: "string", "integer", "boolean", ... or "structure", "map", "list".
+    """
+    if isinstance(value, dict):
+        return serialization("Start of structure or map found where not expected.")
+    if isinstance(value, list):
+        return serialization("Start of list found where not expected")
+    container = _EXPECTED_CONTAINER.get(expected)
+    if container is not None:
+        return serialization(container)
+    token = _JSON_TOKENS.get(type(value), "VALUE")
+    return serialization(f"{token} cannot be converted to {expected.capitalize()}")

@@ -22,6 +22,7 @@ from dynlocust.local.attrvalues import (
     try_compare,
     values_equal,
 )
+from dynlocust.local.limits import MAX_EXPRESSION_BYTES, MAX_EXPRESSION_NESTING
 
 __all__ = [
     "Condition",
@@ -157,23 +158,47 @@ def _const_getter(av: AV) -> _Getter:
     return get_const
 
 
+class _PathNode:
+    """A node of the trie of document paths: its children, the path ending here, and the first path through it."""
+
+    __slots__ = ("children", "end", "first")
+
+    def __init__(self, first: Path) -> None:
+        self.children: dict[str | int, _PathNode] = {}
+        self.end: Path | None = None
+        self.first = first
+
+
 def _check_overlaps(paths: list[Path], label: str) -> None:
-    for i, p1 in enumerate(paths):
-        for p2 in paths[i + 1 :]:
-            n = min(len(p1), len(p2))
-            k = 0
-            while k < n and p1[k] == p2[k] and type(p1[k]) is type(p2[k]):
-                k += 1
-            if k == n:
-                raise ExpressionError(
-                    f"Invalid {label}: Two document paths overlap with each other; must remove or rewrite one of "
-                    f"these paths; path one: [{_fmt_path(p1)}], path two: [{_fmt_path(p2)}]"
-                )
-            if k > 0 and type(p1[k]) is not type(p2[k]):
-                raise ExpressionError(
-                    f"Invalid {label}: Two document paths conflict with each other; must remove or rewrite one of "
-                    f"these paths; path one: [{_fmt_path(p1)}], path two: [{_fmt_path(p2)}]"
-                )
+    """Refuse two paths where one is a prefix of the other, or that index one attribute both as map and as list.
+
+    A trie makes this linear in the total path length; comparing every pair was quadratic, and a few thousand
+    paths held the server's only loop for seconds.
+    """
+
+    def refuse(kind: str, p1: Path, p2: Path) -> ExpressionError:
+        return ExpressionError(
+            f"Invalid {label}: Two document paths {kind} with each other; must remove or rewrite one of "
+            f"these paths; path one: [{_fmt_path(p1)}], path two: [{_fmt_path(p2)}]"
+        )
+
+    root = _PathNode(())
+    for path in paths:
+        node = root
+        for k, seg in enumerate(path):
+            if node.end is not None:
+                raise refuse("overlap", node.end, path)
+            child = node.children.get(seg)
+            if child is None:
+                if k > 0:
+                    for other_seg, other in node.children.items():
+                        if type(other_seg) is not type(seg):
+                            raise refuse("conflict", other.first, path)
+                child = node.children[seg] = _PathNode(path)
+            node = child
+        if node.end is not None or node.children:
+            raise refuse("overlap", node.end or node.first, path)
+        node.end = path
 
 
 class _Parser:
@@ -192,10 +217,15 @@ class _Parser:
         self.values = values or {}
         self.used_names: set[str] = set()
         self.used_values: set[str] = set()
+        if len(expr) > MAX_EXPRESSION_BYTES // 4:  # only then can its UTF-8 form exceed the limit
+            size = len(expr.encode("utf-8", "surrogatepass"))
+            if size > MAX_EXPRESSION_BYTES:
+                raise self.error(f"Expression size has exceeded the maximum allowed size; expression size: {size}")
         if not expr or not expr.strip():
             raise self.error("The expression can not be empty;")
         self.toks = self._tokenize(expr)
         self.i = 0
+        self.depth = 0
 
     def _tokenize(self, expr: str) -> list[_Token]:
         out: list[_Token] = []
@@ -246,6 +276,20 @@ class _Parser:
     def at_function(self) -> bool:
         nxt = self.toks[self.i + 1] if self.i + 1 < len(self.toks) else None
         return self.toks[self.i].kind == "name" and nxt is not None and nxt.kind == "op" and nxt.text == "("
+
+    def open_paren(self) -> None:
+        """Consume "(" of a group or a function call; refuse nesting deep enough to exhaust the parser's stack."""
+        self.expect_op("(")
+        self.depth += 1
+        if self.depth > MAX_EXPRESSION_NESTING:
+            raise self.error(
+                f"The expression has too many nested parentheses or function calls; the limit is "
+                f"{MAX_EXPRESSION_NESTING}"
+            )
+
+    def close_paren(self) -> None:
+        self.expect_op(")")
+        self.depth -= 1
 
     def expect_op(self, op: str) -> None:
         if not self.at_op(op):
@@ -311,12 +355,12 @@ class _Parser:
                 return tuple(segs)
 
     def function_args(self, parse_arg: Callable[[], _Operand]) -> list[_Operand]:
-        self.expect_op("(")
+        self.open_paren()
         args = [parse_arg()]
         while self.at_op(","):
             self.i += 1
             args.append(parse_arg())
-        self.expect_op(")")
+        self.close_paren()
         return args
 
     def check_arity(self, fname: str, args: list[_Operand], n: int) -> None:
@@ -364,30 +408,33 @@ class _Parser:
         raise self.syntax_error()
 
     def condition(self) -> _Pred:
-        left = self.conjunction()
+        terms = [self.conjunction()]
         while self.at_kw("OR"):
             self.i += 1
-            left = _or(left, self.conjunction())
-        return left
+            terms.append(self.conjunction())
+        return _any(terms)
 
     def conjunction(self) -> _Pred:
-        left = self.negation()
+        terms = [self.negation()]
         while self.at_kw("AND"):
             self.i += 1
-            left = _and(left, self.negation())
-        return left
+            terms.append(self.negation())
+        return _all(terms)
 
     def negation(self) -> _Pred:
-        if self.at_kw("NOT"):
+        # a loop, not recursion: thousands of NOTs must cost no stack
+        negated = False
+        while self.at_kw("NOT"):
             self.i += 1
-            return _not(self.negation())
-        return self.primary()
+            negated = not negated
+        inner = self.primary()
+        return _not(inner) if negated else inner
 
     def primary(self) -> _Pred:
         if self.at_op("("):
-            self.i += 1
+            self.open_paren()
             inner = self.condition()
-            self.expect_op(")")
+            self.close_paren()
             return inner
         if self.at_function() and self.peek().text in _BOOL_FUNCTIONS:
             return self.bool_function()
@@ -515,12 +562,26 @@ class _Parser:
 
 
 # -- compiled condition pieces ----------------------------------------------------------------------------------
-def _or(a: _Pred, b: _Pred) -> _Pred:
-    return lambda item: a(item) or b(item)
+def _any(terms: list[_Pred]) -> _Pred:
+    """OR of the terms, flat: a chain of thousands of ORs evaluates without nesting one call per OR."""
+    if len(terms) == 1:
+        return terms[0]
+    if len(terms) == 2:
+        a, b = terms
+        return lambda item: a(item) or b(item)
+    preds = tuple(terms)
+    return lambda item: any(p(item) for p in preds)
 
 
-def _and(a: _Pred, b: _Pred) -> _Pred:
-    return lambda item: a(item) and b(item)
+def _all(terms: list[_Pred]) -> _Pred:
+    """AND of the terms, flat (see _any)."""
+    if len(terms) == 1:
+        return terms[0]
+    if len(terms) == 2:
+        a, b = terms
+        return lambda item: a(item) and b(item)
+    preds = tuple(terms)
+    return lambda item: all(p(item) for p in preds)
 
 
 def _not(a: _Pred) -> _Pred:
@@ -1177,9 +1238,9 @@ def _key_part(p: _Parser) -> list[tuple[str, str, tuple[AV, ...]]]:
     if p.at_kw("NOT"):
         raise p.error("Invalid operator used in KeyConditionExpression: NOT")
     if p.at_op("("):
-        p.i += 1
+        p.open_paren()
         parts = _key_parts(p)
-        p.expect_op(")")
+        p.close_paren()
         return parts
     if p.at_function():
         fname = p.peek().text
