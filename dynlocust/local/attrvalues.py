@@ -190,6 +190,7 @@ def is_ordered_type(t: str) -> bool:
 #: A number as the service reads it: optional sign, digits with an optional fraction, optional exponent; no spaces.
 _NUMBER_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _MAX_DIGITS = 38
+_NONZERO_DIGITS = (b"1", b"2", b"3", b"4", b"5", b"6", b"7", b"8", b"9")
 NESTING_MESSAGE = (
     "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond supported limit"
 )
@@ -199,17 +200,31 @@ _SCALAR_SHAPES = {"S": "string", "N": "string", "B": "blob"}
 _SET_SHAPES = {"SS": "string", "NS": "string", "BS": "blob"}
 
 
+def _all_digits(raw: bytes) -> bool:
+    # bytes.translate deletes at memory speed; str.isdigit walks the Unicode database (~25 ns a character)
+    return bool(raw) and not raw.translate(None, b"0123456789")
+
+
 def check_number_text(v: str) -> None:
     """Refuse a number the service cannot read (spaces, words, NaN) before anything parses it.
 
-    A long text is refused by its significant digits first, so a megabyte of digits never reaches Decimal.
+    A long text is checked with byte operations instead of the regular expression and refused by its
+    significant digits, so megabytes of digits cost milliseconds and never reach Decimal.
     """
-    if _NUMBER_RE.fullmatch(v) is None:
+    if len(v) <= 2 * _MAX_DIGITS:
+        if _NUMBER_RE.fullmatch(v) is None:
+            raise errors.validation(f"The parameter cannot be converted to a numeric value: {v}")
+        return
+    raw = v.encode("utf-8", "surrogatepass")
+    body = raw[1:] if raw[:1] in (b"+", b"-") else raw
+    mantissa, e, exponent = body.replace(b"E", b"e").partition(b"e")
+    digits = mantissa.replace(b".", b"", 1)
+    exp_digits = exponent[1:] if exponent[:1] in (b"+", b"-") else exponent
+    if not _all_digits(digits) or (e and not _all_digits(exp_digits)):
         raise errors.validation(f"The parameter cannot be converted to a numeric value: {v}")
-    if len(v) > 2 * _MAX_DIGITS:
-        mantissa = v.lstrip("+-").split("e")[0].split("E")[0].replace(".", "").strip("0")
-        if len(mantissa) > _MAX_DIGITS:
-            raise errors.validation("Attempting to store more than 38 significant digits in a Number")
+    firsts = [i for i in (digits.find(d) for d in _NONZERO_DIGITS) if i >= 0]
+    if firsts and max(digits.rfind(d) for d in _NONZERO_DIGITS) - min(firsts) + 1 > _MAX_DIGITS:
+        raise errors.validation("Attempting to store more than 38 significant digits in a Number")
 
 
 def check_value(av: Any, level: int = 1) -> None:

@@ -204,7 +204,12 @@ def test_stats_endpoint_counts_and_resets(client: Any, endpoint: Any) -> None:
     assert stats["tables"]["-"]["ListTables"]["ok"] == 1
     status, _, _ = raw(endpoint.port, None, b"", path="/_dynlocust/reset-stats")
     assert status == 200
-    assert endpoint.stats() == {"requests_total": 0, "max_request_seconds": 0.0, "tables": {}}
+    assert endpoint.stats() == {
+        "requests_total": 0,
+        "max_request_seconds": 0.0,
+        "max_request_cpu_seconds": 0.0,
+        "tables": {},
+    }
 
 
 def test_create_describe_update_delete(client: Any) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -177,3 +178,27 @@ def test_long_chains_answer_without_500(
     assert got == status, body
     if status == 400:
         assert body["__type"] == VALIDATION
+
+
+@pytest.mark.parametrize(
+    ("number", "message"),
+    [
+        ("9" * 1_000_000, "Attempting to store more than 38 significant digits in a Number"),
+        ("1" + "0" * 50 + "1", "Attempting to store more than 38 significant digits in a Number"),
+        ("--" + "1" * 100, "The parameter cannot be converted to a numeric value: --" + "1" * 100),
+        (
+            "1" * 30 + ".." + "0" * 60,
+            "The parameter cannot be converted to a numeric value: " + "1" * 30 + ".." + "0" * 60,
+        ),
+        ("1" * 80 + "e", "The parameter cannot be converted to a numeric value: " + "1" * 80 + "e"),
+    ],
+    ids=["million-digits", "spread-digits", "two-signs", "two-points", "empty-exponent"],
+)
+def test_long_number_texts(endpoint: Any, table: str, no_traceback: None, number: str, message: str) -> None:
+    assert put(endpoint, {"v": {"N": number}}) == (400, {"__type": VALIDATION, "message": message})
+
+
+def test_long_number_with_few_significant_digits_is_stored(endpoint: Any, table: str) -> None:
+    assert put(endpoint, {"v": {"N": "0" * 100 + "12.50" + "0" * 100}}) == (200, {})
+    stored = call(endpoint, "GetItem", {"TableName": "tab1", "Key": KEY})[1]["Item"]["v"]["N"]
+    assert Decimal(stored) == Decimal("12.5")
