@@ -196,8 +196,17 @@ NESTING_MESSAGE = (
 )
 _NULL_MESSAGE = "One or more parameter values were invalid: Null attribute value types must have the value of true"
 _EMPTY_MESSAGE = "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes"
-_SCALAR_SHAPES = {"S": "string", "N": "string", "B": "blob"}
 _SET_SHAPES = {"SS": "string", "NS": "string", "BS": "blob"}
+_MEMBER_SHAPES = {
+    "S": "string",
+    "N": "string",
+    "B": "blob",
+    "BOOL": "boolean",
+    "NULL": "boolean",
+    "M": "map",
+    "L": "list",
+}
+_MEMBER_SHAPES.update(dict.fromkeys(_SET_SHAPES, "list"))
 
 
 def _all_digits(raw: bytes) -> bool:
@@ -232,55 +241,55 @@ def check_value(av: Any, level: int = 1) -> None:
 
     Raises the service's SerializationException for a JSON value of the wrong type and its ValidationException for
     a value nested more than MAX_NESTING_LEVELS deep; never recurses deeper than that, whatever the input.
+    On every request's path: the common cases (one S or N) are tested first, with no call beyond this one.
     """
-    if av.__class__ is not dict:
-        raise errors.wrong_json_type(av, "structure")
-    if len(av) != 1:
-        if not av:
-            raise errors.validation(_EMPTY_MESSAGE)
-        raise errors.validation(
-            "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported "
-            "datatypes"
-        )
+    if av.__class__ is not dict or len(av) != 1:
+        _refuse_shape(av)
     for t, v in av.items():
-        if v is None:
-            raise errors.validation(_EMPTY_MESSAGE)
-        if t in _SCALAR_SHAPES:
+        if t == "S":
             if v.__class__ is not str:
-                raise errors.wrong_json_type(v, _SCALAR_SHAPES[t])
-            if t == "N":
+                _refuse_member(t, v)
+        elif t == "N":
+            if v.__class__ is not str:
+                _refuse_member(t, v)
+            if len(v) > 2 * _MAX_DIGITS or _NUMBER_RE.fullmatch(v) is None:
                 check_number_text(v)
-        elif t == "M":
-            if v.__class__ is not dict:
-                raise errors.wrong_json_type(v, "map")
+        elif t == "M" or t == "L":
+            if v.__class__ is not (dict if t == "M" else list):
+                _refuse_member(t, v)
             if v:
                 if level >= MAX_NESTING_LEVELS:
                     raise errors.validation(NESTING_MESSAGE)
-                for x in v.values():
-                    check_value(x, level + 1)
-        elif t == "L":
-            if v.__class__ is not list:
-                raise errors.wrong_json_type(v, "list")
-            if v:
-                if level >= MAX_NESTING_LEVELS:
-                    raise errors.validation(NESTING_MESSAGE)
-                for x in v:
+                for x in v.values() if t == "M" else v:
                     check_value(x, level + 1)
         elif t in _SET_SHAPES:
             if v.__class__ is not list:
-                raise errors.wrong_json_type(v, "list")
+                _refuse_member(t, v)
             for x in v:
                 if x.__class__ is not str:
                     raise errors.wrong_json_type(x, _SET_SHAPES[t])
                 if t == "NS":
                     check_number_text(x)
-        elif t == "BOOL":
-            if v.__class__ is not bool:
-                raise errors.wrong_json_type(v, "boolean")
-        elif t == "NULL":
-            if v.__class__ is not bool:
-                raise errors.wrong_json_type(v, "boolean")
-            if not v:
+        elif t == "B" or t == "BOOL" or t == "NULL":
+            if v.__class__ is not (str if t == "B" else bool):
+                _refuse_member(t, v)
+            if t == "NULL" and not v:
                 raise errors.validation(_NULL_MESSAGE)
         else:
             raise errors.serialization(f"Unexpected field type: {t}")
+
+
+def _refuse_shape(av: Any) -> None:
+    if av.__class__ is not dict:
+        raise errors.wrong_json_type(av, "structure")
+    if not av:
+        raise errors.validation(_EMPTY_MESSAGE)
+    raise errors.validation(
+        "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes"
+    )
+
+
+def _refuse_member(t: str, v: Any) -> None:
+    if v is None:
+        raise errors.validation(_EMPTY_MESSAGE)
+    raise errors.wrong_json_type(v, _MEMBER_SHAPES[t])

@@ -45,6 +45,9 @@ def _compile(shape: Any, memo: dict[str, Spec]) -> Spec:
     return spec
 
 
+_AV_NULL = "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes"
+
+
 def _null_member() -> errors.ServiceError:
     return errors.validation("One or more parameter values were invalid: a list or map member must not be null")
 
@@ -81,6 +84,14 @@ def _check(value: Any, spec: Spec) -> None:
     elif kind == "map":
         if value.__class__ is not dict:
             raise errors.wrong_json_type(value, "map")
+        if detail is _AV:  # an item, a key, expression values: the hot case, one call per attribute
+            for v in value.values():
+                if v.__class__ is dict and len(v) == 1 and v.get("S").__class__ is str:
+                    continue  # a string attribute, the most common kind: no call
+                if v is None:
+                    raise errors.validation(_AV_NULL)
+                check_value(v)
+            return
         for v in value.values():
             if v is None:
                 raise _null_member()
