@@ -74,38 +74,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ready-file", help="write the bound URL to this file once listening")
     d = LocalConfig()
     limits = p.add_argument_group("connection limits (a client can hold only bounded time, sockets and memory)")
-    limits.add_argument(
-        "--header-timeout",
-        type=_positive,
-        default=d.header_timeout,
-        help=f"seconds a request's head may take to arrive, else 408 and close (default {d.header_timeout:g})",
-    )
-    limits.add_argument(
-        "--body-timeout",
-        type=_positive,
-        default=d.body_timeout,
-        help=f"seconds a request's body may take to arrive, else 408 and close (default {d.body_timeout:g})",
-    )
-    limits.add_argument(
-        "--idle-timeout",
-        type=_positive,
-        default=d.idle_timeout,
-        help=f"seconds a keep-alive connection may wait for its next request (default {d.idle_timeout:g})",
-    )
-    limits.add_argument(
-        "--max-connections",
-        type=_positive_int,
-        default=d.max_connections,
-        help=f"open connections at once, more get 503 (default {d.max_connections}, and always below the "
-        "descriptor limit)",
-    )
-    limits.add_argument(
-        "--max-buffered-bytes",
-        type=_positive_int,
-        default=d.max_buffered_bytes,
-        help="bytes of request bodies being received at once, all connections together; a body that does not fit "
-        f"gets 503 (default {d.max_buffered_bytes})",
-    )
+    for flag, kind, what in (
+        ("--header-timeout", _positive, "seconds a request's head may take to arrive, else 408 and close"),
+        ("--body-timeout", _positive, "seconds a request's body may take to arrive, else 408 and close"),
+        ("--idle-timeout", _positive, "seconds a keep-alive connection may wait for its next request"),
+        ("--max-connections", _positive_int, "open connections at once, more get 503 (kept below the fd limit)"),
+        (
+            "--max-buffered-bytes",
+            _positive_int,
+            "bytes of request bodies being received at once, all "
+            "connections together; a body that does not fit gets 503",
+        ),
+    ):
+        default = getattr(d, flag[2:].replace("-", "_"))
+        limits.add_argument(flag, type=kind, default=default, help=f"{what} (default {default})")
     return p
 
 

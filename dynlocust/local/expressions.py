@@ -412,14 +412,14 @@ class _Parser:
         while self.at_kw("OR"):
             self.i += 1
             terms.append(self.conjunction())
-        return _any(terms)
+        return _junction(terms, disjunction=True)
 
     def conjunction(self) -> _Pred:
         terms = [self.negation()]
         while self.at_kw("AND"):
             self.i += 1
             terms.append(self.negation())
-        return _all(terms)
+        return _junction(terms, disjunction=False)
 
     def negation(self) -> _Pred:
         # a loop, not recursion: thousands of NOTs must cost no stack
@@ -562,26 +562,16 @@ class _Parser:
 
 
 # -- compiled condition pieces ----------------------------------------------------------------------------------
-def _any(terms: list[_Pred]) -> _Pred:
-    """OR of the terms, flat: a chain of thousands of ORs evaluates without nesting one call per OR."""
+def _junction(terms: list[_Pred], disjunction: bool) -> _Pred:
+    """OR (disjunction) or AND of the terms, flat: thousands of terms evaluate without one nested call per term."""
     if len(terms) == 1:
         return terms[0]
     if len(terms) == 2:
         a, b = terms
-        return lambda item: a(item) or b(item)
+        return (lambda item: a(item) or b(item)) if disjunction else (lambda item: a(item) and b(item))
     preds = tuple(terms)
-    return lambda item: any(p(item) for p in preds)
-
-
-def _all(terms: list[_Pred]) -> _Pred:
-    """AND of the terms, flat (see _any)."""
-    if len(terms) == 1:
-        return terms[0]
-    if len(terms) == 2:
-        a, b = terms
-        return lambda item: a(item) and b(item)
-    preds = tuple(terms)
-    return lambda item: all(p(item) for p in preds)
+    combine = any if disjunction else all
+    return lambda item: combine(p(item) for p in preds)
 
 
 def _not(a: _Pred) -> _Pred:

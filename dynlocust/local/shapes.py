@@ -74,25 +74,19 @@ def _check(value: Any, spec: Spec) -> None:
     elif kind == "string" or kind == "blob":
         if value.__class__ is not str:
             raise errors.wrong_json_type(value, kind)
-    elif kind == "list":
-        if value.__class__ is not list:
-            raise errors.wrong_json_type(value, "list")
-        for v in value:
-            if v is None:
-                raise _null_member()
-            _check(v, detail)
-    elif kind == "map":
-        if value.__class__ is not dict:
-            raise errors.wrong_json_type(value, "map")
+    elif kind == "list" or kind == "map":
+        if value.__class__ is not (list if kind == "list" else dict):
+            raise errors.wrong_json_type(value, kind)
+        members = value if kind == "list" else value.values()
         if detail is _AV:  # an item, a key, expression values: the hot case, one call per attribute
-            for v in value.values():
+            for v in members:
                 if v.__class__ is dict and len(v) == 1 and v.get("S").__class__ is str:
                     continue  # a string attribute, the most common kind: no call
                 if v is None:
                     raise errors.validation(_AV_NULL)
                 check_value(v)
             return
-        for v in value.values():
+        for v in members:
             if v is None:
                 raise _null_member()
             _check(v, detail)

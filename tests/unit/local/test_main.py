@@ -26,9 +26,34 @@ def test_options_map_to_config() -> None:
     assert (cfg.port, cfg.capacity, cfg.capacity_scale, cfg.time_scale, cfg.create_delay) == (0, False, 0.5, 10.0, 2.0)
 
 
+def test_connection_limits_map_to_config() -> None:
+    defaults = build_parser().parse_args([])
+    assert (defaults.idle_timeout, defaults.max_connections) == (60.0, 1000)
+    argv = "--header-timeout 1.5 --body-timeout 2 --idle-timeout 3 --max-connections 7 --max-buffered-bytes 1000"
+    args = build_parser().parse_args(argv.split())
+    cfg = config_from_args(args)
+    assert (cfg.header_timeout, cfg.body_timeout, cfg.idle_timeout, cfg.max_connections, cfg.max_buffered_bytes) == (
+        1.5,
+        2.0,
+        3.0,
+        7,
+        1000,
+    )
+
+
 @pytest.mark.parametrize(
     "argv",
-    [["--port", "abc"], ["--port", "70000"], ["--capacity-scale", "0"], ["--create-delay", "-1"], ["--bogus"]],
+    [
+        ["--port", "abc"],
+        ["--port", "70000"],
+        ["--capacity-scale", "0"],
+        ["--create-delay", "-1"],
+        ["--bogus"],
+        ["--header-timeout", "0"],
+        ["--idle-timeout", "nan"],
+        ["--max-connections", "1.5"],
+        ["--max-buffered-bytes", "-1"],
+    ],
 )
 def test_bad_options_exit_2_with_one_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
