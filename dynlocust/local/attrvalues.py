@@ -10,7 +10,7 @@ import base64
 import decimal
 import re
 from decimal import Decimal
-from typing import Any
+from typing import Any, NoReturn
 
 from dynlocust.local import errors
 from dynlocust.local.limits import MAX_NESTING_LEVELS
@@ -195,7 +195,7 @@ NESTING_MESSAGE = (
     "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond supported limit"
 )
 _NULL_MESSAGE = "One or more parameter values were invalid: Null attribute value types must have the value of true"
-_EMPTY_MESSAGE = "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes"
+EMPTY_MESSAGE = "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes"
 _SET_SHAPES = {"SS": "string", "NS": "string", "BS": "blob"}
 _MEMBER_SHAPES = {
     "S": "string",
@@ -279,17 +279,17 @@ def check_value(av: Any, level: int = 1) -> None:
             raise errors.serialization(f"Unexpected field type: {t}")
 
 
-def _refuse_shape(av: Any) -> None:
+def _refuse_shape(av: Any) -> NoReturn:
     if av.__class__ is not dict:
         raise errors.wrong_json_type(av, "structure")
     if not av:
-        raise errors.validation(_EMPTY_MESSAGE)
+        raise errors.validation(EMPTY_MESSAGE)
     raise errors.validation(
         "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes"
     )
 
 
-def _refuse_member(t: str, v: Any) -> None:
+def _refuse_member(t: str, v: Any) -> NoReturn:
     if v is None:
-        raise errors.validation(_EMPTY_MESSAGE)
+        raise errors.validation(EMPTY_MESSAGE)
     raise errors.wrong_json_type(v, _MEMBER_SHAPES[t])

@@ -31,7 +31,7 @@ SIGNATURE_MISMATCH = (
 
 SERVICE = "dynamodb"
 TERMINATOR = "aws4_request"
-#: "The signed portions (using AWS Signatures) of requests must be within 5 minutes of the server's time."
+#: The service refuses a request signed more than 5 minutes before or after its own clock.
 CLOCK_SKEW_SECONDS = 5 * 60
 _AMZ_DATE_RE = re.compile(r"[0-9]{8}T[0-9]{6}Z")
 _REGION_RE = re.compile(r"[a-z]{2}(-[a-z0-9]+)+-[0-9]+")
@@ -78,7 +78,7 @@ class SigV4Verifier:
             self._keys[ck] = key
         return key
 
-    def verify(self, method: str, target: str, headers: Mapping[str, str], body: bytes) -> None:
+    def verify(self, method: str, target: str, headers: Mapping[str, str], body: bytes | bytearray) -> None:
         """Raise the service's error if the request is not signed by an accepted key; return None if it is."""
         auth = headers.get("authorization")
         if not auth:

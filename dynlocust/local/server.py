@@ -166,7 +166,7 @@ class LocalServer:
         )
         return head.encode("latin-1") + body
 
-    def handle_request(self, method: str, target: str, headers: dict[str, str], body: bytes) -> bytes:
+    def handle_request(self, method: str, target: str, headers: dict[str, str], body: bytes | bytearray) -> bytes:
         """One request -> the full response bytes (status line, headers, body)."""
         if target.startswith("/_dynlocust/") or (method == "GET" and target in ("/", "")):
             return self._control(method, target, headers, body)
@@ -181,7 +181,7 @@ class LocalServer:
             if cpu > stats.max_request_cpu_seconds:
                 stats.max_request_cpu_seconds = cpu
 
-    def _control(self, method: str, target: str, headers: dict[str, str], body: bytes) -> bytes:
+    def _control(self, method: str, target: str, headers: dict[str, str], body: bytes | bytearray) -> bytes:
         """Health, stats and stats reset; with --verify-signatures, stats and reset need a signed request too."""
         if target in ("/", ""):
             return self._response(200, f"healthy: dynamodb.{self.config.region}.amazonaws.com ".encode(), "text/plain")
@@ -201,7 +201,7 @@ class LocalServer:
             return self._response(200, b"{}", "application/json")
         return self._response(404, b"", "text/plain")
 
-    def _dynamodb(self, method: str, target: str, headers: dict[str, str], body: bytes) -> bytes:
+    def _dynamodb(self, method: str, target: str, headers: dict[str, str], body: bytes | bytearray) -> bytes:
         amz_target = headers.get("x-amz-target", "")
         op = amz_target[len(TARGET_PREFIX) :] if amz_target.startswith(TARGET_PREFIX) else ""
         ctx = Ctx()
@@ -254,7 +254,7 @@ class LocalServer:
             sock.recv(65536)
 
     def _read_more(self, sock: Any, deadline: float) -> bytes:
-        """One read that must complete before `deadline` (monotonic); b"" when the peer closed or time ran out."""
+        """One read that must complete before `deadline` (monotonic): b"" when the peer closed, TimeoutError after."""
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise TimeoutError
@@ -394,7 +394,7 @@ class LocalServer:
                     gevent.sleep(self._latency())
                 conn = headers.get("connection", "").lower()
                 close = conn == "close" or (version == "HTTP/1.0" and conn != "keep-alive")
-                out = self.handle_request(method, target, headers, body)  # type: ignore[arg-type]
+                out = self.handle_request(method, target, headers, body)
             finally:
                 self._buffered -= reserved
             if close:

@@ -13,7 +13,7 @@ from functools import cache
 from typing import Any
 
 from dynlocust.local import errors
-from dynlocust.local.attrvalues import check_value
+from dynlocust.local.attrvalues import EMPTY_MESSAGE, check_value
 
 # A compiled shape is a tuple (kind, detail): ("structure", {member: shape}), ("list", shape), ("map", shape),
 # ("av", None) for AttributeValue, or (scalar kind, None).
@@ -43,9 +43,6 @@ def _compile(shape: Any, memo: dict[str, Spec]) -> Spec:
         spec = (t, None)
     memo[name] = spec
     return spec
-
-
-_AV_NULL = "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes"
 
 
 def _null_member() -> errors.ServiceError:
@@ -83,7 +80,7 @@ def _check(value: Any, spec: Spec) -> None:
                 if v.__class__ is dict and len(v) == 1 and v.get("S").__class__ is str:
                     continue  # a string attribute, the most common kind: no call
                 if v is None:
-                    raise errors.validation(_AV_NULL)
+                    raise errors.validation(EMPTY_MESSAGE)
                 check_value(v)
             return
         for v in members:
