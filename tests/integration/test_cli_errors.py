@@ -34,9 +34,9 @@ CASES: list[tuple[str, str, list[str]]] = [
 ]
 
 
-def dynlocust_run(scenario: Path, results: Path, host: str) -> subprocess.CompletedProcess[str]:
+def dynlocust_run(scenario: Path, results: Path, host: str, run_id: str = "bad") -> subprocess.CompletedProcess[str]:
     argv = [sys.executable, "-m", "dynlocust.cli", "run", str(scenario), "--host", host]
-    argv += ["--results-dir", str(results), "--run-id", "bad", "--metrics-port", "0"]
+    argv += ["--results-dir", str(results), "--run-id", run_id, "--metrics-port", "0"]
     return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=60)
 
 
@@ -64,4 +64,20 @@ def test_a_missing_scenario_file_is_one_line_too(fault_server: FaultServer, tmp_
     assert proc.returncode == 2
     assert proc.stderr.startswith("dynlocust: error:") and "nope.yaml" in proc.stderr
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert fault_server.requests() == []
+
+
+@pytest.mark.parametrize("run_id", ["..", "../escape", "a/b"])
+def test_an_unsafe_run_id_is_one_line_exit_2_before_any_call(
+    fault_server: FaultServer, tmp_path: Path, run_id: str
+) -> None:
+    scenario = tmp_path / "ok.yaml"
+    scenario.write_text(variant("concurrency: 10", "concurrency: 10"))
+    results = tmp_path / "deep" / "results"
+    proc = dynlocust_run(scenario, results, fault_server.url, run_id=run_id)
+    assert proc.returncode == 2, proc.stderr
+    last = proc.stderr.splitlines()[-1]  # after Locust's "Starting Locust" line: options are validated at init
+    assert last.startswith("dynlocust: error: --run-id: expected") and proc.stderr.count("dynlocust: error") == 1
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "deep").exists()  # nothing written, inside --results-dir or out of it
     assert fault_server.requests() == []
