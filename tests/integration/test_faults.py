@@ -194,13 +194,18 @@ def assert_only_foreign_left(client: Any) -> None:
     assert client.get_item(TableName="foreign", Key={"pk": {"S": "keep"}})["Item"] == {"pk": {"S": "keep"}}
 
 
-def start_run(tmp_path: Path, url: str, run_id: str, seed: int) -> subprocess.Popen[str]:
+def start_run(
+    tmp_path: Path, url: str | None, run_id: str, seed: int, stderr: Path | None = None
+) -> subprocess.Popen[str]:
+    """`dynlocust run` of the signal scenario against `url` (None: its own embedded endpoint); stderr to a file
+    when given, to watch its lines while it runs."""
     scenario = tmp_path / "sig.yaml"
     scenario.write_text(SIGNAL_SCENARIO.replace("SEED", str(seed)))
-    argv = [sys.executable, "-m", "dynlocust.cli", "run", str(scenario), "--host", url]
+    argv = [sys.executable, "-m", "dynlocust.cli", "run", str(scenario), *(["--host", url] if url else [])]
     argv += ["--results-dir", str(tmp_path), "--run-id", run_id, "--metrics-port", "0"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    err: Any = subprocess.PIPE if stderr is None else stderr.open("w")
+    return subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=err, text=True)
 
 
 def wait_for(condition: Callable[[], bool], proc: subprocess.Popen[str], timeout: float = 30) -> None:
@@ -213,14 +218,27 @@ def wait_for(condition: Callable[[], bool], proc: subprocess.Popen[str], timeout
         time.sleep(0.05)
 
 
-def finish(proc: subprocess.Popen[str], timeout: float = 40) -> tuple[int, str, str]:
+def finish(proc: subprocess.Popen[str], timeout: float = 40, stderr: Path | None = None) -> tuple[int, str, str]:
     try:
         out, err = proc.communicate(timeout=timeout)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait(10)
-    return proc.returncode, out, err
+    return proc.returncode, out, err if stderr is None else stderr.read_text()
+
+
+def assert_aborted(code: int, err: str, results: Path, reason: str) -> None:
+    """An interrupted run: exit code 4, an end record saying why, and no user spawned once set-up was cut."""
+    assert code == 4, err[-3000:]
+    assert "Traceback" not in err, err[-3000:]
+    records = read_results(results)
+    assert records[0]["type"] == "run" and records[-1]["type"] == "end", records
+    end = records[-1]
+    assert end["exit_code"] == 4 and reason in end["abort_reason"], end
+    if "set-up" in reason:
+        assert "Ramping to" not in err and "All users spawned" not in err, err[-3000:]
+        assert end["windows_closed"] == 0 and end["sent"] == 0
 
 
 def has_table(client: Any, name: str) -> Callable[[], bool]:
@@ -238,8 +256,7 @@ def test_sigint_while_a_table_is_creating_leaves_nothing(slow_create: LocalEndpo
     wait_for(has_table(client, "a-creating"), proc)
     proc.send_signal(signal.SIGINT)
     code, _, err = finish(proc)
-    print("CODE creating", code)
-    assert "Traceback" not in err, err[-3000:]
+    assert_aborted(code, err, tmp_path / "creating" / "results.jsonl", "interrupted during set-up (creating tables)")
     assert_only_foreign_left(client)  # a was deleted once ACTIVE; b was never created
     assert "deleted tables a-creating" in err
 
@@ -251,12 +268,9 @@ def test_sigint_while_seeding_leaves_nothing(instant_create: LocalEndpoint, tmp_
     wait_for(seeding(instant_create, "a-seeding"), proc)
     proc.send_signal(signal.SIGINT)
     code, _, err = finish(proc)
-    print("CODE seeding", code)
+    assert_aborted(code, err, tmp_path / "seeding" / "results.jsonl", "interrupted during set-up (seeding tables)")
     assert_only_foreign_left(client)
     assert "deleted tables a-seeding" in err, err[-3000:]
-    assert not (tmp_path / "seeding" / "results.jsonl").exists() or not read_results(
-        tmp_path / "seeding" / "results.jsonl"
-    )
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
@@ -289,10 +303,36 @@ def test_a_second_sigint_during_teardown_does_not_cut_it_short(slow_create: Loca
     time.sleep(0.7)
     proc.send_signal(signal.SIGINT)
     code, _, err = finish(proc)
-    print("CODE teardown", code)
-    assert "in progress, not interrupting it (deleting this run's tables)" in err, err[-3000:]
+    assert_aborted(code, err, tmp_path / "teardown" / "results.jsonl", "interrupted during set-up (creating tables)")
+    assert "in progress, not interrupting it" in err, err[-3000:]
     assert "deleted tables a-teardown" in err
     assert_only_foreign_left(client)
+
+
+@pytest.mark.slow
+def test_sigint_while_the_embedded_endpoint_starts_exits_4_and_says_so(tmp_path: Path) -> None:
+    log = tmp_path / "endpoint.stderr"
+    proc = start_run(tmp_path, None, "endpoint", seed=10, stderr=log)
+    wait_for(lambda: "Starting Locust" in log.read_text(), proc)  # init is next: it starts the endpoint
+    proc.send_signal(signal.SIGINT)
+    code, _, err = finish(proc, stderr=log)
+    assert_aborted(code, err, tmp_path / "endpoint" / "results.jsonl", "interrupted during set-up")
+
+
+@pytest.mark.slow
+def test_a_second_sigint_after_shutdown_began_still_exits_4(instant_create: LocalEndpoint, tmp_path: Path) -> None:
+    log = tmp_path / "twice.stderr"
+    proc = start_run(tmp_path, instant_create.url, "twice", seed=10, stderr=log)
+    results = tmp_path / "twice" / "results.jsonl"
+    wait_for(lambda: results.exists() and any(r["type"] == "window" for r in read_results(results)), proc)
+    proc.send_signal(signal.SIGINT)
+    wait_for(lambda: "Shutting down (exit code 4)" in log.read_text(), proc)
+    for _ in range(3):  # after Locust logged its exit code, while it prints its tables and exits
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.05)
+    code, _, err = finish(proc, stderr=log)
+    assert_aborted(code, err, results, "worker 0: interrupted")  # not -2 (killed by the signal)
+    assert raw_client(instant_create.url).list_tables()["TableNames"] == []
 
 
 # -- the teardown's view: set-up still running in another greenlet --------------------------------------------
