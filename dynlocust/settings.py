@@ -19,6 +19,7 @@ DEFAULT_CONNECT_TIMEOUT = 3.0
 DEFAULT_REGION = "us-east-1"
 DEFAULT_METRICS_PORT = 9646
 DEFAULT_MASTER_TIMEOUT = 10.0
+DEFAULT_WEB_HOST = "127.0.0.1"
 MAX_RUN_ID = 64
 """A run id names a folder under --results-dir and ends every physical table name (at most 255 characters)."""
 _RUN_ID_RE = re.compile(rf"[A-Za-z0-9][A-Za-z0-9_.-]{{0,{MAX_RUN_ID - 1}}}")
@@ -50,6 +51,9 @@ class Settings:
 def add_arguments(parser: Any) -> None:
     """Register every dynlocust option on a Locust (configargparse) parser."""
     group = parser  # Locust's own parser: its argument groups do not take include_in_web_ui
+    # Locust's web UI can start load with the operator's credentials: loopback unless --web-host says otherwise
+    # (Locust's default is every interface). DEFAULT_WEB_HOST is a default only: the option and env var still win.
+    parser.set_defaults(web_host=DEFAULT_WEB_HOST)
     group.add_argument(
         "--deadline",
         type=str,

@@ -426,6 +426,13 @@ def test_workers_stop_on_their_own_when_the_master_is_killed(instant_create: Loc
 
 CANARY_SECRET = "canary-secret-7bQx2Lp9Vn4Wz"
 CANARY_TOKEN = "canary-token-3Jd8Rk5Ym1Hs"
+CANARY_KEY_ID = "AKIACANARYKEYID7Q2X"
+CANARY_ENV = {
+    "AWS_ACCESS_KEY_ID": CANARY_KEY_ID,
+    "AWS_SECRET_ACCESS_KEY": CANARY_SECRET,
+    "AWS_SESSION_TOKEN": CANARY_TOKEN,
+}
+CANARIES = (CANARY_SECRET, CANARY_TOKEN, CANARY_KEY_ID, "canary-secret", "canary-token", "CANARYKEYID")
 
 CANARY_SCENARIO = """\
 name: canary
@@ -454,13 +461,7 @@ def test_a_canary_secret_appears_in_no_output_of_a_run(instant_create: LocalEndp
     scenario.write_text(CANARY_SCENARIO)
     out_dir = tmp_path / "out"
     metrics_port = free_port()
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(ROOT),
-        "AWS_ACCESS_KEY_ID": "AKIDCANARY",
-        "AWS_SECRET_ACCESS_KEY": CANARY_SECRET,
-        "AWS_SESSION_TOKEN": CANARY_TOKEN,
-    }
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **CANARY_ENV}
     argv = [sys.executable, "-m", "dynlocust.cli", "run", str(scenario), "--host", instant_create.url,
             "--results-dir", str(out_dir), "--run-id", "canary", "--metrics-port", str(metrics_port),
             "--loglevel", "DEBUG", "--csv", str(out_dir / "stats"), "--html", str(out_dir / "report.html")]  # fmt: skip
@@ -484,5 +485,38 @@ def test_a_canary_secret_appears_in_no_output_of_a_run(instant_create: LocalEndp
     outputs = {"stdout": out, "stderr": err, "/metrics": metrics}
     outputs.update({str(p.relative_to(out_dir)): p.read_text(errors="replace") for p in files})
     for name, text in outputs.items():
-        for canary in (CANARY_SECRET, CANARY_TOKEN, "canary-secret", "canary-token"):
+        for canary in CANARIES:
+            assert canary not in text, f"{canary} leaked into {name}"
+
+
+def test_the_web_ui_binds_loopback_by_default_and_its_logs_show_no_credential(
+    instant_create: LocalEndpoint, tmp_path: Path
+) -> None:
+    scenario = tmp_path / "canary.yaml"
+    scenario.write_text(CANARY_SCENARIO)
+    port = free_port()
+    locustfile = str(ROOT / "locustfiles" / "scenario.py")
+    argv = [sys.executable, "-m", "locust", "-f", locustfile, "--scenario", str(scenario), "--host", instant_create.url,
+            "--web-port", str(port), "--autostart", "-u", "3", "-r", "3", "--loglevel", "DEBUG",
+            "--results-dir", str(tmp_path), "--run-id", "webcanary", "--metrics-port", "0"]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **CANARY_ENV}
+    log = tmp_path / "locust.stderr"
+    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log.open("w"), text=True)
+    try:
+        results = tmp_path / "webcanary" / "results.jsonl"
+        wait_for(lambda: results.exists() and any(r["type"] == "window" for r in read_results(results)), proc)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/logs", timeout=5) as response:
+            logs = json.loads(response.read().decode())
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(40)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    err = log.read_text()
+    assert f"Starting web interface at http://127.0.0.1:{port}" in err  # not every interface (0.0.0.0)
+    lines = "\n".join(logs["master"])
+    assert "botocore" in lines and "Authorization" in err  # the DEBUG output was there to leak the key id
+    for name, text in {"/logs": lines, "stderr": err}.items():
+        for canary in CANARIES:
             assert canary not in text, f"{canary} leaked into {name}"

@@ -65,3 +65,18 @@ def test_unsafe_run_ids_are_refused(run_id: str) -> None:
     message = str(raised.value)
     assert message.startswith("--run-id: expected 1 to 64 of letters, digits, '_', '-' or '.'")
     assert message.endswith(f"found {run_id!r}") and "\n" not in message
+
+
+@pytest.mark.parametrize(("argv", "env", "host"), [([], {}, "127.0.0.1"), (["--web-host", "0.0.0.0"], {}, "0.0.0.0"),
+    ([], {"LOCUST_WEB_HOST": "10.0.0.5"}, "10.0.0.5")])  # fmt: skip
+def test_the_web_ui_defaults_to_loopback_and_stays_overridable(
+    argv: list[str], env: dict[str, str], host: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from locust.argument_parser import get_parser
+
+    import dynlocust.plugin  # noqa: F401 - registers the options on Locust's parser
+
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    options = get_parser(default_config_files=[]).parse_args(["-f", "locustfiles/scenario.py", *argv])
+    assert options.web_host == host
