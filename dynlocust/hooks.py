@@ -66,8 +66,8 @@ class RunState:
     report: FleetReport | None = None
     workers: tuple[str, ...] = ()
     t0: float = 0.0
-    stage: str = "starting"
-    """Where set-up is (starting, creating tables, seeding tables, running): an interrupt's end record says it."""
+    stage: str = "starting the run"
+    """Where set-up is (starting the run, creating tables, seeding tables, running), for an interrupt's record."""
     setup_failed: bool = False
 
     def plan_message(self, environment: Any, worker: int) -> dict[str, Any]:
@@ -150,6 +150,7 @@ def _init(environment: Any) -> None:
         elif scenario.is_local:
             from dynlocust.local.embedded import LocalEndpoint
 
+            log.info("starting the embedded local endpoint")
             state.endpoint = LocalEndpoint(
                 capacity_scale=scenario.target.capacity_scale,  # type: ignore[union-attr]
                 time_scale=scenario.target.time_scale,  # type: ignore[union-attr]
@@ -405,7 +406,7 @@ def _setup_interrupted(environment: Any, state: RunState) -> bool:
     """Shut down before the run began, by an interrupt (not a set-up failure, not a web UI left unused)."""
     if state.setup_failed or state.results_path is None or isinstance(environment.runner, WorkerRunner):
         return False
-    return state.stage != "starting" or bool(getattr(environment.parsed_options, "headless", False))
+    return state.stage != "starting the run" or bool(getattr(environment.parsed_options, "headless", False))
 
 
 def _record_setup_abort(environment: Any, state: RunState) -> None:

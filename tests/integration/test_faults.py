@@ -313,10 +313,11 @@ def test_a_second_sigint_during_teardown_does_not_cut_it_short(slow_create: Loca
 def test_sigint_while_the_embedded_endpoint_starts_exits_4_and_says_so(tmp_path: Path) -> None:
     log = tmp_path / "endpoint.stderr"
     proc = start_run(tmp_path, None, "endpoint", seed=10, stderr=log)
-    wait_for(lambda: "Starting Locust" in log.read_text(), proc)  # init is next: it starts the endpoint
-    proc.send_signal(signal.SIGINT)
+    wait_for(lambda: "starting the embedded local endpoint" in log.read_text(), proc)
+    proc.send_signal(signal.SIGINT)  # while it starts: Locust's init has not returned
     code, _, err = finish(proc, stderr=log)
-    assert_aborted(code, err, tmp_path / "endpoint" / "results.jsonl", "interrupted during set-up")
+    assert_aborted(code, err, tmp_path / "endpoint" / "results.jsonl", "interrupted during set-up (starting the run)")
+    assert err.index("starting the embedded local endpoint") < err.index("embedded local endpoint at")
 
 
 @pytest.mark.slow
