@@ -245,6 +245,10 @@ def has_table(client: Any, name: str) -> Callable[[], bool]:
     return lambda: name in client.list_tables()["TableNames"]
 
 
+def has_window(results: Path) -> Callable[[], bool]:
+    return lambda: results.exists() and any(r["type"] == "window" for r in read_results(results))
+
+
 def seeding(endpoint: LocalEndpoint, name: str) -> Callable[[], bool]:
     return lambda: endpoint.stats()["tables"].get(name, {}).get("BatchWriteItem", {}).get("ok", 0) > 0
 
@@ -281,7 +285,7 @@ def test_a_signal_during_a_window_ends_the_run_aborted_and_leaves_nothing(
     add_foreign_table(client)
     proc = start_run(tmp_path, instant_create.url, "window", seed=10)
     results = tmp_path / "window" / "results.jsonl"
-    wait_for(lambda: results.exists() and any(r["type"] == "window" for r in read_results(results)), proc)
+    wait_for(has_window(results), proc)
     proc.send_signal(signum)
     code, _, err = finish(proc)
     assert code == 4, err[-3000:]
@@ -325,7 +329,7 @@ def test_a_second_sigint_after_shutdown_began_still_exits_4(instant_create: Loca
     log = tmp_path / "twice.stderr"
     proc = start_run(tmp_path, instant_create.url, "twice", seed=10, stderr=log)
     results = tmp_path / "twice" / "results.jsonl"
-    wait_for(lambda: results.exists() and any(r["type"] == "window" for r in read_results(results)), proc)
+    wait_for(has_window(results), proc)
     proc.send_signal(signal.SIGINT)
     wait_for(lambda: "Shutting down (exit code 4)" in log.read_text(), proc)
     for _ in range(3):  # after Locust logged its exit code, while it prints its tables and exits
@@ -505,7 +509,7 @@ def test_the_web_ui_binds_loopback_by_default_and_its_logs_show_no_credential(
     proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log.open("w"), text=True)
     try:
         results = tmp_path / "webcanary" / "results.jsonl"
-        wait_for(lambda: results.exists() and any(r["type"] == "window" for r in read_results(results)), proc)
+        wait_for(has_window(results), proc)
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/logs", timeout=5) as response:
             logs = json.loads(response.read().decode())
         proc.send_signal(signal.SIGTERM)

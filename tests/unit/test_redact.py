@@ -44,6 +44,10 @@ def test_redact_masks_values_and_credential_fields(line: str, kept: str) -> None
 
 def test_short_environment_values_are_not_masked_everywhere() -> None:
     assert redact.secrets_from({"AWS_SECRET_ACCESS_KEY": "abc", "AWS_SESSION_TOKEN": ""}) == ()
+    # a dummy key id (docker compose's `local`) is not a real one: masking it would mask every such word
+    secrets = redact.secrets_from({"AWS_ACCESS_KEY_ID": "local"})
+    assert redact.redact("embedded local endpoint", secrets) == "embedded local endpoint"
+    assert redact.redact("key AKIAIOSFODNN7EXAMPLE, done", secrets) == "key ***, done"  # shaped like a real one
 
 
 def test_filter_masks_formatted_args_and_tracebacks() -> None:
