@@ -76,6 +76,8 @@ MAX_DEPTH = 64
 """Levels of nesting in the YAML document (a scenario needs fewer than 10)."""
 MAX_NODES = 100_000
 MAX_DIGITS = 4300
+MAX_TEXT = 1024 * 1024
+"""Characters in a scenario file (the shipped ones are under 3 KB; yaml reads about a megabyte a second)."""
 """Python's limit on converting text to an int (yaml would fail with a bare ValueError past it)."""
 """YAML values in the document once every alias is expanded (an alias bomb expands to billions)."""
 
@@ -994,6 +996,10 @@ def _slos(doc: _Doc, v: Any, path: KeyPath, phases: tuple[Phase, ...]) -> tuple[
 
 def load_scenario_text(text: str, source: str = "<scenario>") -> Scenario:
     """Parse and check a scenario; raise ``ScenarioError`` naming ``source``, line and key path on any problem."""
+    if len(text) > MAX_TEXT:
+        raise ScenarioError(
+            source, None, "", f"expected a scenario of at most {MAX_TEXT:,} characters, found {len(text):,}"
+        )
     data, doc = _parse(text, source)
     m = _mapping(
         doc,

@@ -369,6 +369,7 @@ BAD: list[tuple[str, str, int | None, list[str]]] = [
     ),
     ("number-of-5000-digits", BASE + "random_seed: " + "9" * 5000 + "\n", 24, ["a number of at most"]),
     # documents that would take the loader's time or memory
+    ("huge-file", BASE + "description: '" + "x" * (1024 * 1024) + "'\n", None, ["at most 1,048,576 characters"]),
     ("deep-nesting", BASE + "description: " + "[" * 5000 + "]" * 5000 + "\n", 24, ["levels of nesting"]),
     (
         "alias-bomb",
