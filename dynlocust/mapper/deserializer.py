@@ -140,7 +140,8 @@ class Deserializer:
 
     `deserialize(attribute_value)` turns one attribute value into one value (`{"N": "1.5"}` -> `Decimal("1.5")`);
     `deserialize_item(item)` turns an item as DynamoDB returns it into a dict. `raw_binary=True` returns `bytes`
-    instead of boto3's `Binary` wrapper. Both are plain functions bound at construction.
+    instead of boto3's `Binary` wrapper. Both are plain functions bound at construction. An attribute value with
+    several type keys (`{"SS": ["a"], "N": "1"}`) raises `DeserializationError`: refused, where boto3 reads its first.
     """
 
     __slots__ = ("deserialize", "deserialize_item", "raw_binary")
