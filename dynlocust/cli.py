@@ -18,6 +18,16 @@ SCENARIO_LOCUSTFILE = Path(__file__).with_name("locustfile.py")
 
 
 def _run(args: argparse.Namespace, passthrough: list[str]) -> int:
+    try:
+        return _run_locust(args, passthrough)
+    except KeyboardInterrupt:  # before Locust's init routed interrupts (later ones shut down through `quitting`)
+        from dynlocust.coordination import EXIT_ABORTED
+
+        print("dynlocust: interrupted before the run began; no table was created", file=sys.stderr)
+        return EXIT_ABORTED
+
+
+def _run_locust(args: argparse.Namespace, passthrough: list[str]) -> int:
     from dynlocust.scenario import load_scenario
 
     scenario = load_scenario(args.scenario)  # fail early, before Locust starts

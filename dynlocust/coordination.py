@@ -122,6 +122,13 @@ class FleetReport:
             self.abort_reason = f"worker {worker}: {totals['abort_reason']}"
         self._advance()
 
+    def abort(self, reason: str) -> None:
+        """End the run now with `reason` (exit code 4): it was interrupted before its workers reported the end, e.g.
+        during set-up. The windows closed so far stay; the end record says why."""
+        if not self.finished:
+            self.abort_reason = reason
+            self._finish()
+
     def worker_lost(self, worker: int) -> None:
         if worker in self.lost or worker in self.done:
             return

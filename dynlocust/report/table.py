@@ -13,6 +13,19 @@ class WindowLike(Protocol):
     verdict: str
 
 
+_MARKDOWN_ESCAPES = str.maketrans(
+    {"\\": "\\\\", "|": "\\|", "`": "\\`", "*": "\\*", "[": "\\[", "]": "\\]", "&": "&amp;", "<": "&lt;", ">": "&gt;"}
+)
+
+
+def markdown_text(text: object) -> str:
+    """`text` safe inside a Markdown line or table cell: one line, no HTML, no markup, no column separator.
+
+    Names, verdicts, reasons and error messages come from results files and from the service's responses; copied
+    raw, a pipe or a newline forges table cells and rows, and HTML runs in a viewer that renders it."""
+    return " ".join(str(text).split()).translate(_MARKDOWN_ESCAPES)
+
+
 COLUMNS = ("window", "target/s", "offered", "accepted/s", "throttled", "first throttle after", "p50", "p99", "verdict")
 
 
@@ -39,7 +52,7 @@ def _row(w: WindowLike) -> tuple[str, ...]:
 
 def format_window_table(windows: Sequence[WindowLike]) -> str:
     """A Markdown table: paste it in a pull request, read it in a CI log."""
-    rows = [COLUMNS, *(_row(w) for w in windows)]
+    rows = [COLUMNS, *(tuple(map(markdown_text, _row(w))) for w in windows)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
     lines = ["| " + " | ".join(cell.ljust(widths[i]) for i, cell in enumerate(r)) + " |" for r in rows]
     lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
