@@ -198,7 +198,14 @@ class MapperUser(User):
             shared_client(
                 self.environment,
                 ("pynamodb", model, host, self._settings.region),
-                lambda: configure_pynamodb(model, host, self._settings, pool_size(self.environment, self._settings)),
+                lambda: configure_pynamodb(
+                    model,
+                    host,
+                    region=self._settings.region,
+                    connect_timeout=self._settings.connect_timeout,
+                    read_timeout=self._settings.effective_read_timeout,
+                    pool_size=pool_size(self.environment, self._settings),
+                ),
             )
             return Instrumented(model, model.__name__, self.timer)
 
@@ -220,7 +227,15 @@ def resource_table(host: str | None, name: str, settings: Any, pool_size: int = 
     return boto3.resource("dynamodb", **kwargs).Table(name)
 
 
-def configure_pynamodb(model: type, host: str | None, settings: Any, pool_size: int = MIN_POOL) -> Any:
+def configure_pynamodb(
+    model: type,
+    host: str | None,
+    *,
+    region: str,
+    connect_timeout: float,
+    read_timeout: float,
+    pool_size: int = MIN_POOL,
+) -> Any:
     """Point a PynamoDB model at `host` with one attempt per call, and build its connection now.
 
     PynamoDB keeps one connection (and botocore client) per model class and builds it on the first call; building
@@ -231,10 +246,10 @@ def configure_pynamodb(model: type, host: str | None, settings: Any, pool_size: 
     if meta is None or not hasattr(model, "_get_connection"):
         raise ConfigurationError(f"pynamodb adapter: expected a PynamoDB Model with a Meta class, found {model!r}")
     meta.host = host
-    meta.region = settings.region
+    meta.region = region
     meta.max_retry_attempts = 0
-    meta.connect_timeout_seconds = settings.connect_timeout
-    meta.read_timeout_seconds = settings.effective_read_timeout
+    meta.connect_timeout_seconds = connect_timeout
+    meta.read_timeout_seconds = read_timeout
     meta.max_pool_connections = max(pool_size, MIN_POOL)
     if is_local_endpoint(host) and not getattr(meta, "aws_access_key_id", None):
         meta.aws_access_key_id, meta.aws_secret_access_key = LOCAL_CREDENTIALS
