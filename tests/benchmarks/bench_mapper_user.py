@@ -43,7 +43,7 @@ import gevent
 from gevent.event import Event
 
 from dynlocust.local.embedded import LocalEndpoint
-from dynlocust.mapper.model import entity
+from dynlocust.mapper.model import entity, model_of
 from dynlocust.mapper.repository import Repository
 from dynlocust.mapper.users import MapperUser, configure_pynamodb, resource_table
 from dynlocust.settings import Settings
@@ -334,15 +334,7 @@ def median(values: list[float]) -> float:
 
 
 def create_table(client: Any, table: str) -> None:
-    client.create_table(
-        TableName=table,
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
-        ],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    client.create_table(**model_of(Item).create_table_request(table))
     client.get_waiter("table_exists").wait(TableName=table, WaiterConfig={"Delay": 0.2, "MaxAttempts": 100})
     for start in range(0, 50, 25):
         puts = [{"PutRequest": {"Item": wire(PARTITION, f"{i:03d}", i)}} for i in range(start, start + 25)]
