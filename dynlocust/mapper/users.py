@@ -176,40 +176,44 @@ class MapperUser(User):
 
     def table(self, name: str) -> Any:
         """boto3's document-model `Table` on this user's endpoint, timed as `Table(<name>).<method>`."""
-        host = self.host or None
-        return self._adapter(
-            ("table", name),
-            lambda: Instrumented(
-                shared_client(
-                    self.environment,
-                    ("boto3-table", host, self._settings.region, name),
-                    lambda: resource_table(host, name, self._settings, pool_size(self.environment, self._settings)),
-                ),
-                f"Table({name})",
-                self.timer,
-            ),
-        )
+        host, settings = self.host or None, self._settings
+
+        def build() -> Instrumented:
+            table = shared_client(  # one Table (one connection pool) per process, endpoint and name
+                self.environment,
+                ("boto3-table", host, settings.region, name),
+                lambda: resource_table(host, name, settings, pool_size(self.environment, settings)),
+            )
+            return Instrumented(table, f"Table({name})", self.timer)
+
+        return self._adapter(("table", name), build)
 
     def pynamodb(self, model: type) -> Any:
         """A PynamoDB model class pointed at this user's endpoint with retries off, timed as `<Model>.<method>`."""
-        host = self.host or None
+        return self._adapter(("pynamodb", model), lambda: self._pynamodb(model))
 
-        def build() -> Instrumented:
-            shared_client(
-                self.environment,
-                ("pynamodb", model, host, self._settings.region),
-                lambda: configure_pynamodb(
-                    model,
-                    host,
-                    region=self._settings.region,
-                    connect_timeout=self._settings.connect_timeout,
-                    read_timeout=self._settings.effective_read_timeout,
-                    pool_size=pool_size(self.environment, self._settings),
-                ),
+    def _pynamodb(self, model: type) -> Instrumented:
+        host, settings = self.host or None, self._settings
+
+        def configure() -> str | None:
+            configure_pynamodb(
+                model,
+                host,
+                region=settings.region,
+                connect_timeout=settings.connect_timeout,
+                read_timeout=settings.effective_read_timeout,
+                pool_size=pool_size(self.environment, settings),
             )
-            return Instrumented(model, model.__name__, self.timer)
+            return host
 
-        return self._adapter(("pynamodb", model), build)
+        # PynamoDB's connection belongs to the class: configured once per process, for one endpoint
+        configured_host = shared_client(self.environment, ("pynamodb", model), configure)
+        if configured_host != host:
+            raise ConfigurationError(
+                f"pynamodb adapter: expected one endpoint per PynamoDB model in a process (its connection belongs to "
+                f"the class), found {model.__name__} used with {configured_host} and {host}"
+            )
+        return Instrumented(model, model.__name__, self.timer)
 
 
 def resource_table(host: str | None, name: str, settings: Any, pool_size: int = MIN_POOL) -> Any:

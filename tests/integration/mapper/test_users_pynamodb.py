@@ -14,6 +14,7 @@ from locust.env import Environment
 import gevent
 import pytest
 
+from dynlocust.errors import ConfigurationError
 from dynlocust.mapper.model import model_of
 from dynlocust.mapper.users import REQUEST_TYPE, MapperUser
 from tests.integration.mapper.conftest import Order
@@ -64,6 +65,10 @@ def test_adapters_are_built_once_per_user_and_shared_by_the_process(endpoint: An
     assert other.pynamodb(PynamoOrder) is not model and PynamoOrder._connection is connection
     assert user.repository(Order) is user.repository(Order)
     assert user.repository(Order, table="other") is not user.repository(Order)
+    elsewhere = type("Elsewhere", (type(user),), {"host": "http://127.0.0.1:9"})(user.environment)
+    with pytest.raises(ConfigurationError, match="expected one endpoint per PynamoDB model in a process"):
+        elsewhere.pynamodb(PynamoOrder)
+    assert PynamoOrder._connection is connection
     table = user.table(PynamoOrder.Meta.table_name)
     assert user.table(PynamoOrder.Meta.table_name) is table
     assert other.table(PynamoOrder.Meta.table_name).target is table.target
