@@ -19,7 +19,7 @@ request event) keeps fewer calls in flight and can show lower latencies than the
 Always exits 0: a measurement, not a test. On a shared machine medians swing by 10% or more; rerun before believing
 a single cell.
 
-Run: `.venv/bin/python tests/benchmarks/bench_mapper_user.py [--calls 40] [--rounds 6] [--users 1 8]
+Run: `.venv/bin/python tests/benchmarks/bench_mapper_user.py [--calls 20] [--rounds 12] [--users 1 8]
 [--adapters repository pynamodb table] [--endpoint URL]`
 """
 
@@ -386,8 +386,8 @@ def measure_cell(
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=40, help="calls per way per round (default 40)")
-    parser.add_argument("--rounds", type=int, default=6, help="rounds, each way first in turn (default 6)")
+    parser.add_argument("--calls", type=int, default=20, help="calls per way per round (default 20)")
+    parser.add_argument("--rounds", type=int, default=12, help="rounds, each way first in turn (default 12)")
     parser.add_argument("--users", type=int, nargs="+", default=[1, 8])
     parser.add_argument("--adapters", nargs="+", choices=sorted(ADAPTERS), default=list(ADAPTERS))
     parser.add_argument("--endpoint")
