@@ -599,6 +599,7 @@ def load_pairs(spec: str) -> ModuleType:
             if module_spec is None or module_spec.loader is None:
                 raise DynlocustError(f"compare --pairs: expected a Python file, found {spec}")
             module = importlib.util.module_from_spec(module_spec)
+            sys.modules[module_spec.name] = module  # as an import would: dataclasses and pickling look it up
             module_spec.loader.exec_module(module)
         else:
             if os.getcwd() not in sys.path:

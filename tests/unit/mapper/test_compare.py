@@ -12,8 +12,11 @@ from dynlocust.mapper.compare import Case, PairContext, _select, load_pairs, mai
 
 def test_a_pairs_file_loads_and_names_its_function(tmp_path: Path) -> None:
     module = tmp_path / "team_pairs.py"
-    module.write_text("def pairs(context):\n    return []\n")
-    assert load_pairs(str(module)).pairs(None) == []
+    module.write_text(
+        "from __future__ import annotations\nfrom dataclasses import dataclass\n\n\n"
+        "@dataclass\nclass Cart:\n    id: str\n\n\ndef pairs(context):\n    return [Cart('c1')]\n"
+    )
+    assert [cart.id for cart in load_pairs(str(module)).pairs(None)] == ["c1"]
 
 
 @pytest.mark.parametrize(
