@@ -1,26 +1,28 @@
 """What `MapperUser` adds over the mapper used directly, for each adapter, at 1 and 8 users (target: at most 5%).
 
 The same operations (save, get, query, a transaction, a batch get) run three ways in this process, against the
-local endpoint (capacity off, its own process), in alternating order round by round:
-- `direct`: the mapper used directly (dynlocust's `Repository`, a PynamoDB model, boto3's `Table`), called by N
-  greenlets, each call timed with `perf_counter`;
-- `user`: the same mapper through `MapperUser`'s adapter, in a real Locust `Environment` with a local runner and N
-  users (request events and Locust's statistics on); timed twice: `reported` is the response time the request event
-  carries (what Locust shows), `outer` is `perf_counter` around the adapter call in the task (proxy, deadline and
-  event firing included);
-- `raw`: the botocore client with hand-written attribute values, N greenlets.
+local endpoint (capacity off, its own process), in a real Locust `Environment` with a local runner and N users
+(request events and Locust's statistics on):
+- `direct`: the mapper used directly (dynlocust's `Repository`, a PynamoDB model, boto3's `Table`), each call timed
+  with `perf_counter`;
+- `user`: the same mapper through `MapperUser`'s adapter; timed twice: `reported` is the response time the request
+  event carries (what Locust shows), `outer` is `perf_counter` around the adapter call in the task (proxy, deadline
+  and event firing included);
+- `raw`: the botocore client with hand-written attribute values.
+By default each user runs the three ways call by call, each first in turn, so a busy machine's drift and the
+queueing for the CPU at 8 users fall on all three alike. `--separate` runs each way as its own phase instead (N
+plain greenlets for direct and raw, N users for MapperUser) and adds this process's CPU per call
+(`time.process_time`, the endpoint's work not counted); there, at 8 users, latencies are mostly queueing for the
+CPU, and a user that spends part of its time outside the measured call keeps fewer calls in flight.
 
 Prints, per adapter, users and operation, the median of each way in ms; user/direct of the reported medians (with
-their min-max over rounds), of the outer medians, and of this process's CPU per call (`time.process_time`, so the
-endpoint's work is not counted); and direct/raw. Then the cells whose reported/direct median is above 1.05.
-At 8 users the client is CPU-bound and its latencies are mostly queueing for the CPU, so there CPU per call is the
-fairer measure of what MapperUser adds; a user whose time is partly spent outside the measured call (firing the
-request event) keeps fewer calls in flight and can show lower latencies than the direct side.
+their min-max over rounds) and of the outer medians; CPU per call user/direct (`--separate` only); direct/raw. Then
+the cells whose reported/direct median is above 1.05.
 Always exits 0: a measurement, not a test. On a shared machine medians swing by 10% or more; rerun before believing
 a single cell.
 
 Run: `.venv/bin/python tests/benchmarks/bench_mapper_user.py [--calls 20] [--rounds 12] [--users 1 8]
-[--adapters repository pynamodb table] [--endpoint URL]`
+[--adapters repository pynamodb table] [--endpoint URL] [--separate]`
 """
 
 from __future__ import annotations
@@ -235,6 +237,7 @@ class Phase:
     operation: str = ""
     remaining: int = 0
     target: int = 0
+    paired: bool = False
     outer_ms: list[float] = field(default_factory=list)
     go: Event = field(default_factory=Event)
     done: Event = field(default_factory=Event)
@@ -247,12 +250,17 @@ class Phase:
 
     def record(self, start: float) -> None:
         self.outer_ms.append((time.perf_counter() - start) * 1000)
+        self.check_done()
+
+    def check_done(self) -> None:
         if self.remaining <= 0 and len(self.outer_ms) >= self.target:
             self.go.clear()
             self.done.set()
 
-    def begin(self, operation: str, calls: int) -> None:
+    def begin(self, operation: str, calls: int, *, paired: bool = False) -> None:
         self.operation, self.remaining, self.target, self.outer_ms = operation, calls, calls, []
+        self.paired, self.taken = paired, itertools.count()
+        self.paired_ms: dict[str, list[float]] = {way: [] for way in WAYS}
         self.done.clear()
         self.go.set()
 
@@ -276,7 +284,14 @@ def run_greenlets(operation: Callable[[], Any], workers: int, calls: int) -> tup
 class LocustSide:
     """A real Locust environment with N `MapperUser`s whose task runs the current phase's operation."""
 
-    def __init__(self, adapter: Adapter, endpoint: str, users: int) -> None:
+    def __init__(
+        self,
+        adapter: Adapter,
+        endpoint: str,
+        users: int,
+        direct: dict[str, Callable[[], Any]],
+        raw: dict[str, Callable[[], Any]],
+    ) -> None:
         self.phase = phase = Phase()
         self.reported: list[float] = []
         self.failures: list[str] = []
@@ -293,9 +308,19 @@ class LocustSide:
                 phase.go.wait()
                 if not phase.take():
                     return
-                start = time.perf_counter()
-                self.bench_ops[phase.operation]()
-                phase.record(start)
+                if not phase.paired:
+                    start = time.perf_counter()
+                    self.bench_ops[phase.operation]()
+                    phase.record(start)
+                    return
+                turn = next(phase.taken) % 3  # each way goes first in turn
+                for way in WAYS[turn:] + WAYS[:turn]:
+                    ops = self.bench_ops if way == "user" else direct if way == "direct" else raw
+                    start = time.perf_counter()
+                    ops[phase.operation]()
+                    phase.paired_ms[way].append((time.perf_counter() - start) * 1000)
+                phase.outer_ms.append(phase.paired_ms["user"][-1])
+                phase.check_done()
 
         self.environment = Environment(user_classes=[Bench])
         self.environment.events.request.add_listener(self._on_request)
@@ -312,11 +337,14 @@ class LocustSide:
             self.failures.append(f"{name}: {exception!r}")
         self.reported.append(response_time)
 
-    def run(self, operation: str, calls: int) -> tuple[list[float], list[float], float]:
-        """Reported and outer times (ms) of `calls` operations, and this process's CPU ms per call."""
+    def run(self, operation: str, calls: int, *, paired: bool = False) -> tuple[list[float], list[float], float]:
+        """Reported and outer times (ms) of `calls` operations, and this process's CPU ms per call.
+
+        `paired`: each call is a triple (direct, user, raw, in turn first) in the same user; `phase.paired_ms` has them.
+        """
         self.reported = []
         cpu = time.process_time()
-        self.phase.begin(operation, calls)
+        self.phase.begin(operation, calls, paired=paired)
         if not self.phase.done.wait(timeout=120):
             raise RuntimeError(f"MapperUser phase {operation!r} did not finish in 120 s")
         return self.phase.outer_ms, self.reported, (time.process_time() - cpu) * 1000 / calls
@@ -346,7 +374,7 @@ def measure_cell(
 ) -> list[tuple[str, float]]:
     """One adapter at one user count: a line per operation, with its median reported/direct ratio."""
     direct = adapter.operations(adapter.direct(), None)
-    side = LocustSide(adapter, endpoint, users)
+    side = LocustSide(adapter, endpoint, users, direct, raw)
     lines = []
     try:
         for operation in OPERATIONS:
@@ -358,24 +386,29 @@ def measure_cell(
             ratios: list[float] = []
             for round_ in range(args.rounds):
                 this: dict[str, list[float]] = {}
-                for way in WAYS[round_ % 3 :] + WAYS[: round_ % 3]:  # each way goes first in turn
-                    if way == "user":
-                        this["outer"], this["reported"], used = side.run(operation, args.calls)
-                    else:
-                        this[way], used = run_greenlets(
-                            (direct if way == "direct" else raw)[operation], users, args.calls
-                        )
-                    cpu[way].append(used)
+                if args.separate:
+                    for way in WAYS[round_ % 3 :] + WAYS[: round_ % 3]:  # each way goes first in turn
+                        if way == "user":
+                            this["outer"], this["reported"], used = side.run(operation, args.calls)
+                        else:
+                            this[way], used = run_greenlets(
+                                (direct if way == "direct" else raw)[operation], users, args.calls
+                            )
+                        cpu[way].append(used)
+                else:
+                    this["outer"], this["reported"], _ = side.run(operation, args.calls, paired=True)
+                    this["direct"], this["raw"] = side.phase.paired_ms["direct"], side.phase.paired_ms["raw"]
                 for name, values in this.items():
                     times[name].extend(values)
                 ratios.append(median(this["reported"]) / median(this["direct"]))
             d, reported = median(times["direct"]), median(times["reported"])
+            cpu_ratio = f"{median(cpu['user']) / median(cpu['direct']):>9.3f}x" if args.separate else f"{'-':>10}"
             line = (
                 f"{adapter.name:<11}{users:>6}  {operation:<12}{d:>9.2f}{reported:>10.2f}{median(times['raw']):>8.2f}"
                 f"{reported / d:>9.3f}x {min(ratios):>5.2f}-{max(ratios):<5.2f}{median(times['outer']) / d:>8.3f}x"
-                f"{median(cpu['user']) / median(cpu['direct']):>9.3f}x{d / median(times['raw']):>9.2f}x"
+                f"{cpu_ratio}{d / median(times['raw']):>9.2f}x"
             )
-            lines.append((line, median(times["reported"]) / d))
+            lines.append((line, reported / d))
             print(line, flush=True)
     finally:
         side.stop()
@@ -391,6 +424,12 @@ def main() -> int:
     parser.add_argument("--users", type=int, nargs="+", default=[1, 8])
     parser.add_argument("--adapters", nargs="+", choices=sorted(ADAPTERS), default=list(ADAPTERS))
     parser.add_argument("--endpoint")
+    parser.add_argument(
+        "--separate",
+        action="store_true",
+        help="run each way as its own phase (N greenlets or N users) instead of call by call in the same users; "
+        "adds CPU per call",
+    )
     args = parser.parse_args()
     local = None if args.endpoint else LocalEndpoint(capacity=False).start()
     endpoint = args.endpoint or local.url  # type: ignore[union-attr]
@@ -398,7 +437,8 @@ def main() -> int:
     client = make_client(endpoint, region=region, connect_timeout=2, read_timeout=10, pool_size=10)
     table = f"bench-mapper-user-{uuid.uuid4().hex[:8]}"
     keys = Keys()
-    print(f"MapperUser vs the mapper used directly vs raw, {args.rounds} rounds x {args.calls} calls per way")
+    mode = "each way its own phase" if args.separate else "the three ways call by call in the same Locust users"
+    print(f"MapperUser vs the mapper used directly vs raw, {args.rounds} rounds x {args.calls} calls per way, {mode}")
     print(
         f"{'adapter':<11}{'users':>6}  {'operation':<12}{'direct':>9}{'reported':>10}{'raw':>8}"
         f"{'reported/direct (spread)':>27}{'outer':>8}{'cpu/call':>10}{'direct/raw':>11}"
