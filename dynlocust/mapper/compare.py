@@ -647,12 +647,22 @@ def run(
         module = load_pairs(pairs)
         context = PairContext(client, endpoint, region, prefix)
         try:
-            cases = _select(list(module.pairs(context)), only, f"compare --pairs {pairs}")
+            try:
+                rows = list(module.pairs(context))
+            except Exception as exc:
+                raise DynlocustError(
+                    f"compare --pairs {pairs}: expected pairs(context) to return its rows, "
+                    f"found {type(exc).__name__}: {exc}"
+                ) from exc
+            cases = _select(rows, only, f"compare --pairs {pairs}")
             return [measure(context, case, runs, repeat) for case in cases]
         finally:
             teardown = getattr(module, "teardown", None)
             if callable(teardown):
-                teardown(context)
+                try:
+                    teardown(context)
+                except Exception as exc:  # report, never mask the run's own error
+                    print(f"warning: compare --pairs {pairs}: teardown failed: {exc}", file=sys.stderr)
     if adapter not in ADAPTERS:
         raise DynlocustError(f"compare --adapter: expected one of {', '.join(ADAPTERS)}, found {adapter!r}")
     bench = Bench(client, prefix)

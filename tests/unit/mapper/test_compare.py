@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from dynlocust.errors import DynlocustError
-from dynlocust.mapper.compare import Case, PairContext, _select, load_pairs, main
+from dynlocust.mapper.compare import Case, PairContext, _select, load_pairs, main, run
 
 
 def test_a_pairs_file_loads_and_names_its_function(tmp_path: Path) -> None:
@@ -52,3 +52,16 @@ def test_adapter_and_pairs_together_exit_2(capsys: pytest.CaptureFixture[str]) -
     assert main(["--adapter", "pynamodb", "--pairs", "team_pairs"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("dynlocust compare: error: expected either --adapter or --pairs") and "Traceback" not in err
+
+
+def test_a_failing_pairs_function_is_one_clear_error_and_teardown_still_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    module = tmp_path / "team_pairs.py"
+    module.write_text(
+        "def pairs(context):\n    raise RuntimeError('no table carts')\n\n\n"
+        "def teardown(context):\n    raise RuntimeError('nothing to delete')\n"
+    )
+    with pytest.raises(DynlocustError, match=r"expected pairs\(context\) to return its rows, found RuntimeError: no"):
+        run("http://127.0.0.1:9", pairs=str(module))  # no call reaches the endpoint
+    assert "teardown failed: nothing to delete" in capsys.readouterr().err
