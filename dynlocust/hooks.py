@@ -31,7 +31,7 @@ import gevent
 
 import dynlocust.metrics  # registers the Prometheus /metrics listeners (init, quitting)
 import dynlocust.webui  # noqa: F401 - the DynamoDB tab in Locust's web UI (init listener)
-from dynlocust import coordination, plugin, redact, safety
+from dynlocust import coordination, epilogue, plugin, redact, safety
 from dynlocust.coordination import FleetReport
 from dynlocust.deploy import results_table
 from dynlocust.errors import DynlocustError
@@ -370,6 +370,8 @@ def _quit(environment: Any) -> None:
             if report.exit_code is not None:
                 environment.process_exit_code = report.exit_code
             report.results.close()
+            if getattr(environment.parsed_options, "headless", False) and state.results_path is not None:
+                epilogue.arm(state.results_path)  # printed when Locust quits, with the final exit code
     finally:
         try:
             if state.tables is not None:
