@@ -26,7 +26,7 @@ EXIT_MEANINGS = {
 }
 """dynlocust's exit codes (defined in `dynlocust.coordination` and `dynlocust.errors`) in words."""
 
-_pending: list[Path] = []
+_pending: list[tuple[Path, TextIO]] = []
 
 
 def exit_meaning(code: int) -> str:
@@ -57,13 +57,17 @@ def conclusion(report: Any) -> str | None:
     return line
 
 
-def arm(results_path: Path) -> None:
-    """Print the epilogue of `results_path` when Locust quits (once per results file)."""
-    if results_path not in _pending:
-        _pending.append(results_path)
+def arm(options: Any, results_path: Path) -> None:
+    """Print the epilogue of `results_path` when Locust quits, if the run is headless (Locust's parsed `options`).
+
+    With `--json` Locust's stats are the run's stdout, so the epilogue goes to stderr.
+    """
+    if not getattr(options, "headless", False) or any(path == results_path for path, _ in _pending):
+        return
+    _pending.append((results_path, sys.stderr if getattr(options, "json", False) else sys.stdout))
 
 
-def write(results_path: Path, exit_code: int, out: TextIO) -> Path | None:
+def write(results_path: Path, out: TextIO, *, exit_code: int) -> Path | None:
     """Build the reports beside `results_path` and print the three closing lines; the HTML report's path."""
     from dynlocust.report.build import build_reports
 
@@ -88,7 +92,7 @@ def write(results_path: Path, exit_code: int, out: TextIO) -> Path | None:
 
 def _on_quit(exit_code: int, **_kwargs: Any) -> None:
     while _pending:
-        write(_pending.pop(0), exit_code, sys.stdout)
+        write(*_pending.pop(0), exit_code=exit_code)
 
 
 events.quit.add_listener(_on_quit)

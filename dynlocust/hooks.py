@@ -370,8 +370,8 @@ def _quit(environment: Any) -> None:
             if report.exit_code is not None:
                 environment.process_exit_code = report.exit_code
             report.results.close()
-            if getattr(environment.parsed_options, "headless", False) and state.results_path is not None:
-                epilogue.arm(state.results_path)  # printed when Locust quits, with the final exit code
+            if state.results_path is not None:
+                epilogue.arm(environment.parsed_options, state.results_path)  # printed when Locust quits
     finally:
         try:
             if state.tables is not None:
