@@ -123,10 +123,11 @@ def test_the_wheel_runs_the_quickstart_by_name_from_an_empty_directory(installed
     proc = installed.run("dynlocust", "run", "quickstart", cwd=here, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "| window | target/s |" in proc.stdout
-    tail = proc.stdout.strip().splitlines()[-3:]
-    assert (
-        tail[0].startswith("conclusion: ") and tail[2] == "exit code 0: passed: every window closed and every SLO held"
-    )
+    # the run ends with the conclusion, the report's path (PNG skipped: no report extra) and the exit code's meaning
+    tail = proc.stdout.strip().splitlines()[-4:]
+    assert tail[0].startswith("conclusion: ") and tail[1].startswith("report: "), tail
+    assert tail[2].startswith("report: skipped PNG plots: expected matplotlib (pip install 'dynlocust[report]')")
+    assert tail[3] == "exit code 0: passed: every window closed and every SLO held"
     (report,) = REPORT_LINE.findall(proc.stdout)
     assert (here / report).is_file()
     assert (here / report).parent.parent.joinpath("results.jsonl").is_file()  # the report sits beside the results
