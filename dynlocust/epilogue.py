@@ -26,6 +26,13 @@ EXIT_MEANINGS = {
 }
 """dynlocust's exit codes (defined in `dynlocust.coordination` and `dynlocust.errors`) in words."""
 
+_FLAGGED = (
+    ("client-bound", "the load generator was the limit"),
+    ("errors", "requests failed other than by throttling"),
+    ("partial", "not fully observed"),
+)
+"""Verdicts whose windows say nothing about DynamoDB's limit, and why."""
+
 _pending: list[tuple[Path, TextIO]] = []
 
 
@@ -41,20 +48,21 @@ def conclusion(report: Any) -> str | None:
     windows = report.windows
     if not windows:
         return None
-    peak = max(windows, key=lambda w: w.summary["accepted_per_s"])
-    accepted = f"{peak.summary['accepted_per_s']:,.1f}/s accepted at best (window {peak.index})"
     throttled = [w for w in windows if w.verdict == "throttled"]
     if throttled:
         first = throttled[0]
-        target = first.summary["target_rate"]
-        line = f"DynamoDB throttled from window {first.index} (target {target:,.0f}/s); {accepted}"
+        parts = [f"DynamoDB throttled from window {first.index} (target {first.summary['target_rate']:,.0f}/s)"]
+    elif all(w.verdict == "ok" for w in windows):
+        parts = [f"no throttles up to {max(w.summary['target_rate'] for w in windows):,.0f}/s"]
     else:
-        line = f"no window throttled; {accepted}"
-    for verdict, why in (("client-bound", "the load generator was the limit"), ("partial", "not fully observed")):
+        parts = ["no window measured DynamoDB's limit"]
+    peak = max(windows, key=lambda w: w.summary["accepted_per_s"])
+    parts.append(f"{peak.summary['accepted_per_s']:,.1f}/s accepted at best (window {peak.index})")
+    for verdict, why in _FLAGGED:
         marked = [w.index for w in windows if w.verdict == verdict]
         if marked:
-            line += f"; {verdict} ({why}): windows {marked}"
-    return line
+            parts.append(f"{verdict} ({why}): windows {marked}")
+    return "; ".join(parts)
 
 
 def arm(options: Any, results_path: Path) -> None:

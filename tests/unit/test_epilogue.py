@@ -30,9 +30,14 @@ def test_conclusion_names_the_first_throttled_window_and_the_best_accepted_rate(
 def test_conclusion_flags_client_bound_and_partial_windows() -> None:
     report = SimpleNamespace(windows=[window(0, "client-bound", 50, 49), window(1, "partial", 100, 20)])
     assert epilogue.conclusion(report) == (
-        "no window throttled; 49.0/s accepted at best (window 0); "
+        "no window measured DynamoDB's limit; 49.0/s accepted at best (window 0); "
         "client-bound (the load generator was the limit): windows [0]; partial (not fully observed): windows [1]"
     )
+
+
+def test_conclusion_when_every_window_is_ok() -> None:
+    report = SimpleNamespace(windows=[window(0, "ok", 50, 50), window(1, "ok", 100, 99.8)])
+    assert epilogue.conclusion(report) == "no throttles up to 100/s; 99.8/s accepted at best (window 1)"
 
 
 def test_no_windows_no_conclusion() -> None:
