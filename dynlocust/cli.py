@@ -75,11 +75,12 @@ def _ecs(args: argparse.Namespace, passthrough: list[str]) -> int:
 
 def _validate(args: argparse.Namespace, passthrough: list[str]) -> int:
     from dynlocust.scenario import validate_file
+    from dynlocust.scenario.catalog import resolve
 
     status = 0
     for path in args.files:
         try:
-            print(validate_file(path))
+            print(validate_file(resolve(path)))
         except DynlocustError as exc:
             print(f"dynlocust: error: {exc}", file=sys.stderr)
             status = 2
@@ -132,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ecs.set_defaults(handler=_ecs)
     validate = commands.add_parser("validate", help="check scenario files and summarise them")
-    validate.add_argument("files", nargs="+", help="scenario YAML files")
+    validate.add_argument("files", nargs="+", help="scenario YAML files, or names of shipped ones")
     validate.set_defaults(handler=_validate)
     scenarios = commands.add_parser("scenarios", help="list the shipped scenarios (run one with `dynlocust run NAME`)")
     scenarios.set_defaults(handler=_scenarios)

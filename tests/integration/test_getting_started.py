@@ -40,6 +40,12 @@ def test_scenarios_lists_each_shipped_one_with_its_target_and_first_sentence() -
     assert rows["write-ceiling"][0] == "remote"
 
 
+def test_validate_takes_bare_names_too() -> None:
+    proc = cli("validate", "hot-key", "scenarios/quickstart.yaml")
+    assert proc.returncode == 0, proc.stderr
+    assert "hot-key" in proc.stdout and "quickstart" in proc.stdout
+
+
 def test_an_unknown_bare_name_is_one_line_naming_the_shipped_ones(tmp_path: Path) -> None:
     proc = cli("run", "quickstrat", "--results-dir", str(tmp_path), cwd=tmp_path)
     assert proc.returncode == 2
