@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from dynlocust.coordination import EXIT_OK, EXIT_SLO
+from dynlocust.epilogue import exit_meaning
 from dynlocust.scenario.catalog import shipped_names
 from dynlocust.starter import FILES_DIR, STARTER_FILES
 from tests.support.runs import ROOT
@@ -127,13 +129,14 @@ def test_the_wheel_runs_the_quickstart_by_name_from_an_empty_directory(installed
     assert where.stdout.startswith(str(installed.work / "venv")), where.stdout  # the wheel, not the checkout
 
     proc = installed.run("dynlocust", "run", "quickstart", cwd=here, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    # 3: the quickstart's p99 SLO can fail on a loaded machine; either way the run completed and said so
+    assert proc.returncode in (EXIT_OK, EXIT_SLO), proc.stderr[-3000:]
     assert "| window | target/s |" in proc.stdout
     # the run ends with the conclusion, the report's path (PNG skipped: no report extra) and the exit code's meaning
     tail = proc.stdout.strip().splitlines()[-4:]
     assert tail[0].startswith("conclusion: ") and tail[1].startswith("report: "), tail
     assert tail[2].startswith("report: skipped PNG plots: expected matplotlib (pip install 'dynlocust[report]')")
-    assert tail[3] == "exit code 0: passed: every window closed and every SLO held"
+    assert tail[3] == f"exit code {proc.returncode}: {exit_meaning(proc.returncode)}"
     (report,) = REPORT_LINE.findall(proc.stdout)
     assert (here / report).is_file()
     assert (here / report).parent.parent.joinpath("results.jsonl").is_file()  # the report sits beside the results
