@@ -31,7 +31,7 @@ import gevent
 
 import dynlocust.metrics  # registers the Prometheus /metrics listeners (init, quitting)
 import dynlocust.webui  # noqa: F401 - the DynamoDB tab in Locust's web UI (init listener)
-from dynlocust import coordination, plugin, redact, safety
+from dynlocust import coordination, epilogue, plugin, redact, safety
 from dynlocust.coordination import FleetReport
 from dynlocust.deploy import results_table
 from dynlocust.errors import DynlocustError
@@ -389,6 +389,8 @@ def _quit(environment: Any) -> None:
                 report.abort("interrupted; the run did not stop in time")
             environment.process_exit_code = report.exit_code
             report.results.close()
+            if state.results_path is not None:
+                epilogue.arm(environment.parsed_options, state.results_path)  # printed when Locust quits
         elif _setup_interrupted(environment, state):
             _record_setup_abort(environment, state)
     finally:
