@@ -2,8 +2,8 @@
 
 Each operation's per-run ratios (mapper/raw medians of one run) are the replicates: a run's ratio cancels most of
 the machine's drift, since both sides run interleaved. New against baseline is tested by Welch's t-test on the
-logarithm of the ratios and reported as a factor with its 95% interval and confidence; Holm's correction runs over
-the operations compared.
+logarithm of the ratios and reported as a factor (of geometric means) with its 95% interval and confidence; Holm's
+correction runs over the operations compared.
 """
 
 from __future__ import annotations
@@ -74,8 +74,8 @@ def mapper_cells(base: MapperSide, new: MapperSide) -> tuple[list[Cell], list[st
             Cell(
                 row.name,
                 METRICS["ratio"],
-                statistics.median(b.ratios),
-                statistics.median(row.ratios),
+                statistics.geometric_mean(b.ratios),
+                statistics.geometric_mean(row.ratios),
                 change.ratio - 1,
                 change.ratio > 1,
                 "welch-t",

@@ -28,6 +28,7 @@ import locust  # noqa: F401 - first: gevent patching before botocore
 
 import gevent
 
+from dynlocust.diff import mapper as diff_mapper
 from dynlocust.errors import DynlocustError
 from dynlocust.mapper.model import Index, entity, model_of
 from dynlocust.mapper.repository import Repository
@@ -475,6 +476,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--runs", type=int, default=5, help="runs per operation (default 5)")
     parser.add_argument("--repeat", type=int, default=5, help="repetitions per side in a run (default 5)")
     parser.add_argument("--only", action="append", help="run only operations containing this text (repeatable)")
+    diff_mapper.add_options(parser)  # --save, --baseline, --fail-on
     return parser
 
 
@@ -502,6 +504,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     local = None
     try:
+        baseline = diff_mapper.load_baseline(args)  # a bad baseline exits 2 before anything runs
         endpoint = args.endpoint
         if not endpoint:
             from dynlocust.local.embedded import LocalEndpoint
@@ -510,7 +513,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             endpoint = local.url
         rows = run(endpoint, region=args.region, runs=args.runs, repeat=args.repeat, only=args.only or ())
         print(format_table(rows, args.runs, args.repeat, "local (embedded)" if local else endpoint))
-        return 0
+        return diff_mapper.finish(args, baseline, rows, endpoint="local (embedded)" if local else endpoint)
     except DynlocustError as exc:
         print(f"dynlocust compare: error: {exc}", file=sys.stderr)
         return exc.exit_code
