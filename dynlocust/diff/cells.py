@@ -30,8 +30,8 @@ METRICS: dict[str, Metric] = {
         Metric("p50", "p50", True, True, "ms", 1000.0),
         Metric("p90", "p90", True, True, "ms", 1000.0),
         Metric("p99", "p99", True, True, "ms", 1000.0),
-        Metric("units", "units/request", True, True, ""),
-        Metric("cost", "cost per 1M requests", True, True, "$"),
+        Metric("units", "units per accepted", True, True, ""),
+        Metric("cost", "cost per 1M accepted", True, True, "$"),
         Metric("verdict", "verdict", False, True, ""),
         Metric("ratio", "mapper/raw", True, True, "x", kind="mapper"),
     )

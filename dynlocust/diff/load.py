@@ -12,7 +12,7 @@ from typing import Any
 
 from dynlocust.diff.errors import DiffError
 from dynlocust.report.build import RESULTS_NAME, ReportError, RunReport, load_report
-from dynlocust.results import ResultsError
+from dynlocust.results import RECORD_TYPES, ResultsError
 
 COMPARE_KIND = "dynlocust-compare"
 """The ``type`` of a file written by `dynlocust compare --save`."""
@@ -124,7 +124,15 @@ def load_side(path: str | os.PathLike[str], label: str) -> Side:
         p = p / RESULTS_NAME
     document = _whole_json(p)
     if isinstance(document, dict) and document.get("type") == COMPARE_KIND:
-        return mapper_side(label, p, document)
+        try:
+            return mapper_side(label, p, document)
+        except DiffError as exc:
+            raise DiffError(f"{label}: {exc}") from exc
+    if isinstance(document, dict) and document.get("type") not in RECORD_TYPES:
+        raise DiffError(
+            f"{label} {p}: expected results (JSON lines) or a compare --save file (type {COMPARE_KIND!r}), "
+            f"found one JSON document of type {document.get('type')!r}"
+        )
     try:
         report = load_report(p)
     except (ReportError, ResultsError) as exc:

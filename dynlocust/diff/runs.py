@@ -108,13 +108,14 @@ def _exact(pair: Pair, name: str, b: float | None, n: float | None) -> Cell:
 
 
 def _units_per_request(w: Pair, new: bool) -> float | None:
+    """Consumed units per accepted request (throttled and failed requests consume none)."""
     s = (w.new if new else w.base).summary
-    return (s["read_units"] + s["write_units"]) / s["sent"] if s["sent"] else None
+    return (s["read_units"] + s["write_units"]) / s["accepted"] if s["accepted"] else None
 
 
 def _per_million(summary: dict[str, Any]) -> float | None:
-    """Cost per million requests sent: a window's total cost moves with its accepted count, which is noise."""
-    return summary["cost_dollars"] / summary["sent"] * 1e6 if summary["sent"] else None
+    """Cost per million accepted requests: a window's total cost moves with its accepted count, which is noise."""
+    return summary["cost_dollars"] / summary["accepted"] * 1e6 if summary["accepted"] else None
 
 
 def _verdict(pair: Pair) -> Cell:
