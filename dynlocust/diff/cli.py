@@ -106,11 +106,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def check_options(args: argparse.Namespace) -> None:
-    if args.fail_on is not None and args.fail_on.strip().lower() != "none":
-        parse_fail_on(args.fail_on, "mapper" if "ratio>" in args.fail_on.replace(" ", "") else "run")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
