@@ -156,3 +156,18 @@ def test_refused_arguments(real_run: Path, tmp_path: Path, args: list[str], mess
     assert result.stdout == ""
     assert len(result.stderr.splitlines()) == 1, result.stderr
     assert re.search(message, result.stderr), result.stderr
+
+
+def test_run_with_a_bad_baseline_is_refused_before_it_starts(real_run: Path, tmp_path: Path) -> None:
+    scenario = write_scenario(tmp_path, put_scenario("puts", "steps: [{rate: 10, window: 2s}]"))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for baseline, fail_on, message in (
+        (tmp_path / "missing", "none", r"baseline .*missing: expected a results file"),
+        (real_run, "p99<+1%", r"--fail-on term 'p99<\+1%': expected p99>"),
+    ):
+        argv = [sys.executable, "-m", "dynlocust.cli", "run", str(scenario), "--results-dir", str(tmp_path / "r")]
+        argv += ["--baseline", str(baseline), "--fail-on", fail_on, "--metrics-port", "0"]
+        result = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+        assert result.returncode == 2, (result.stdout, result.stderr)
+        assert len(result.stderr.splitlines()) == 1 and re.search(message, result.stderr), result.stderr
+        assert not (tmp_path / "r").exists()
