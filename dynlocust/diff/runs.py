@@ -16,7 +16,7 @@ from dynlocust.diff.cells import METRICS, Cell
 from dynlocust.diff.load import RunSide
 from dynlocust.diff.match import Matched, Pair, match_windows
 from dynlocust.diff.stats import Share, holm, proportion_test, quantile_test
-from dynlocust.windows import ERROR_KINDS, Tally, WindowStats
+from dynlocust.windows import Tally, WindowStats
 
 VERDICT_RANK = {"ok": 0, "throttled": 1, "errors": 2}
 """How bad a comparable verdict is; an unknown one ranks worst."""
@@ -42,7 +42,7 @@ def _throttle_signals(t: Tally) -> int:
 
 
 def _errors(t: Tally) -> int:
-    return sum(n for k, n in t.by_kind.items() if k in ERROR_KINDS)
+    return t.errors
 
 
 def _relative(base: float | None, new: float | None) -> float | None:
