@@ -28,6 +28,8 @@ class Window:
     verdict: str = "ok"
     seconds: int = 5
     seed: int = 0
+    units: float = 1.0
+    """Write units each accepted request consumed."""
 
 
 def write_results(
@@ -50,7 +52,8 @@ def write_results(
                 at = start + i / w.rate
                 kind = "throttled" if i in throttled else "ok"
                 lat = w.latency * rng.lognormvariate(0, 0.3)
-                stats.record(at=at, kind=kind, latency=lat, latency_from_intended=lat, write_units=1.0)
+                units = w.units if kind == "ok" else 0.0
+                stats.record(at=at, kind=kind, latency=lat, latency_from_intended=lat, write_units=units)
             record = stats.to_dict()
             record.update(phase=w.phase, verdict=w.verdict, workers={"0": {}}, missing_workers=[])
             records.append(record)

@@ -44,6 +44,15 @@ def test_slower_latency_is_significant_and_worse(tmp_path: Path) -> None:
     assert p50.change == pytest.approx(1.0, abs=0.15)
 
 
+def test_units_per_request_that_grew_are_significant(tmp_path: Path) -> None:
+    base = _side(tmp_path, "a", [Window("ramp", 100, seed=1)])
+    new = _side(tmp_path, "b", [Window("ramp", 100, units=2.0, seed=2)])
+    cells = diff_runs(base, new).cells
+    units, cost = _cell(cells, "ramp 100/s", "units"), _cell(cells, "ramp 100/s", "cost")
+    assert units.significant and units.worse and units.change == pytest.approx(1.0)
+    assert cost.significant and cost.worse and cost.change == pytest.approx(1.0)
+
+
 def test_throttles_that_appear_are_significant_and_earlier(tmp_path: Path) -> None:
     base = _side(tmp_path, "a", [Window("ramp", 200, seed=1)])
     new = _side(tmp_path, "b", [Window("ramp", 200, throttled=100, verdict="throttled", seed=2)])
