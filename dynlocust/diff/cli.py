@@ -106,6 +106,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def refused(exc: DiffError, args: argparse.Namespace) -> int:
+    """One line on stderr; with ``--format markdown`` the job summary says it too (no number either way)."""
+    print(f"dynlocust diff: error: {exc}", file=sys.stderr)
+    if args.format == "markdown":
+        print(f"## dynlocust diff: refused\n\n:no_entry: {exc}")
+    return exc.exit_code
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -113,8 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         new = load_side(args.new, "new")
         return report(base, new, args)
     except DiffError as exc:
-        print(f"dynlocust diff: error: {exc}", file=sys.stderr)
-        return exc.exit_code
+        return refused(exc, args)
 
 
 # -- `dynlocust run --baseline` --------------------------------------------------------------------------------------
@@ -153,6 +160,5 @@ def after_run(args: argparse.Namespace, base: RunSide, results: Path, run_code: 
     try:
         code = report(base, load_side(results, "new"), args)
     except DiffError as exc:
-        print(f"dynlocust diff: error: {exc}", file=sys.stderr)
-        code = exc.exit_code
+        code = refused(exc, args)
     return run_code or code
