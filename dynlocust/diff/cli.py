@@ -85,7 +85,7 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
         "--fail-on",
         default=None,
         help=f"comma-separated bounds; exit 3 when a significant change passes one (default for runs "
-        f"{DEFAULT_RUN_GATE!r}, for compare files {DEFAULT_MAPPER_GATE!r}; 'none' for no gate)",
+        f"{DEFAULT_RUN_GATE!r}, for compare files {DEFAULT_MAPPER_GATE!r}; 'none' for no gate)".replace("%", "%%"),
     )
     parser.add_argument(
         "--format", choices=("console", "markdown"), default="console", help="what to print (default console)"

@@ -122,7 +122,9 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--fail-on",
         default=DEFAULT_MAPPER_GATE,
-        help=f"with --baseline: what fails the gate (default {DEFAULT_MAPPER_GATE!r}; 'none' for no gate)",
+        help=f"with --baseline: what fails the gate (default {DEFAULT_MAPPER_GATE!r}; 'none' for no gate)".replace(
+            "%", "%%"
+        ),
     )
 
 
