@@ -124,8 +124,16 @@ def markdown(r: Rendered) -> str:
     return "\n".join(out) + "\n"
 
 
-def _relabel(series: list[Series], prefix: str, colour: str | None) -> list[Series]:
-    return [Series(f"{prefix} {s.name}", s.points, colour or s.colour, s.step) for s in series]
+def _lighter(colour: str) -> str:
+    """The same hue mixed 60% with white: the baseline under the new run."""
+    rgb = [int(colour[i : i + 2], 16) for i in (1, 3, 5)]
+    return "#" + "".join(f"{round(c + (255 - c) * 0.6):02x}" for c in rgb)
+
+
+def _relabel(series: list[Series], prefix: str, baseline: bool) -> list[Series]:
+    return [
+        Series(f"{prefix} {s.name}", s.points, _lighter(s.colour) if baseline else s.colour, s.step) for s in series
+    ]
 
 
 def html(r: Rendered, charts: list[str]) -> str:
@@ -154,12 +162,13 @@ def html(r: Rendered, charts: list[str]) -> str:
 
 
 def run_charts(base: object, new: object) -> list[str]:
-    """Both runs' request rates over time and latency per window, baseline in grey under the new run."""
+    """Both runs' request rates over time and latency per window, the baseline in lighter colours."""
     from dynlocust.report.build import RunReport
 
     assert isinstance(base, RunReport) and isinstance(new, RunReport)
-    timeline = _relabel(timeline_series(base), "baseline", BASE_COLOUR) + _relabel(timeline_series(new), "new", None)
-    latency = _relabel(latency_series(base), "baseline", BASE_COLOUR) + _relabel(latency_series(new), "new", None)
+    timeline = _relabel(timeline_series(base), "baseline", True) + _relabel(timeline_series(new), "new", False)
+    latency = _relabel(latency_series(base), "baseline", True) + _relabel(latency_series(new), "new", False)
+    windows = sorted({float(w.index) for w in (*base.windows, *new.windows)})
     return [
         line_chart_svg(
             timeline,
@@ -174,6 +183,7 @@ def run_charts(base: object, new: object) -> list[str]:
             title="Latency percentiles per window, both runs",
             x_label="window",
             y_label="ms",
+            x_ticks=windows,
         ),
     ]
 
