@@ -29,18 +29,6 @@ pytestmark = pytest.mark.slow
 STEPS = "steps: [{rate: 30, window: 6s}, {rate: 60, window: 6s}]"
 
 
-def dynlocust(*args: str, cwd: Path = ROOT, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        [sys.executable, "-m", "dynlocust.cli", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
 def skip_if_client_bound(returncode: int, stderr: str) -> None:
     if returncode == 2 and "client-bound" in stderr:
         pytest.skip(f"machine too busy to keep the schedule, the diff refused the runs: {stderr.strip()[-300:]}")
