@@ -1,4 +1,4 @@
-"""`dynlocust run | local | validate | report | compare | ecs | scenarios | init`: the command line.
+"""`dynlocust run | local | validate | report | compare | diff | ecs | scenarios | init`: the command line.
 
 `run` is Locust itself, pointed at dynlocust's scenario locustfile, so `dynlocust run FILE` and
 `locust -f locustfiles/scenario.py --scenario FILE --headless` are the same run; any further arguments pass through to
@@ -33,6 +33,10 @@ def _run_locust(args: argparse.Namespace, passthrough: list[str]) -> int:
 
     args.scenario = resolve(args.scenario)  # a bare name is a shipped scenario
     scenario = load_scenario(args.scenario)  # fail early, before Locust starts
+    if args.baseline:  # so is a bad baseline or gate
+        from dynlocust.diff import cli as diff_cli
+
+        baseline, passthrough, new_results = diff_cli.prepare_run(args, passthrough)
     argv = [
         "locust",
         "-f",
@@ -52,11 +56,14 @@ def _run_locust(args: argparse.Namespace, passthrough: list[str]) -> int:
     from locust import main as locust_main
 
     sys.argv = argv
+    code = 0
     try:
         locust_main.main()
     except SystemExit as exit_:
-        return int(exit_.code or 0)
-    return 0
+        code = int(exit_.code or 0)
+    if args.baseline:
+        return diff_cli.after_run(args, baseline, new_results, code)
+    return code
 
 
 def _local(args: argparse.Namespace, passthrough: list[str]) -> int:
@@ -75,6 +82,12 @@ def _compare(args: argparse.Namespace, passthrough: list[str]) -> int:
     from dynlocust.mapper.compare import main as compare_main
 
     return compare_main(passthrough)
+
+
+def _diff(args: argparse.Namespace, passthrough: list[str]) -> int:
+    from dynlocust.diff.cli import main as diff_main
+
+    return diff_main(passthrough)
 
 
 def _ecs(args: argparse.Namespace, passthrough: list[str]) -> int:
@@ -127,6 +140,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("scenario", help="scenario YAML file, or the name of a shipped one (see `dynlocust scenarios`)")
     run.add_argument("--host", default="", help="DynamoDB endpoint URL (default: the scenario's target)")
+    run.add_argument("--baseline", metavar="RESULTS", help="then diff against these results (see dynlocust diff)")
+    run.add_argument("--fail-on", default=None, help="with --baseline: the gate (see dynlocust diff --help)")
+    run.add_argument("--diff-format", dest="format", choices=("console", "markdown"), default="console")
+    run.add_argument("--diff-markdown", dest="markdown", metavar="FILE", help="with --baseline: the diff as Markdown")
+    run.add_argument("--diff-html", dest="html", metavar="FILE", help="with --baseline: the diff as HTML")
     run.set_defaults(handler=_run)
     local = commands.add_parser("local", help="serve the local DynamoDB-compatible endpoint", add_help=False)
     local.set_defaults(handler=_local)
@@ -138,6 +156,10 @@ def build_parser() -> argparse.ArgumentParser:
         "compare", help="time the mapper against the raw client, operation by operation", add_help=False
     )
     compare.set_defaults(handler=_compare)
+    diff = commands.add_parser(
+        "diff", help="compare two runs or two compare tables; exit 3 on a significant regression", add_help=False
+    )
+    diff.set_defaults(handler=_diff)
     ecs = commands.add_parser(
         "ecs", help="run a scenario on ECS Fargate (master + N workers), then tear down", add_help=False
     )

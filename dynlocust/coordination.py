@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from dynlocust.cost import US_EAST_1, Prices, dollars
+from dynlocust.diff.shape import scenario_shape
 from dynlocust.report.table import format_progress, format_window_table
 from dynlocust.results import ResultsWriter
 from dynlocust.saturation import Saturation, combine
@@ -104,6 +105,7 @@ class FleetReport:
         self.results.write_run(
             scenario=self.scenario.name,
             source=self.scenario.source,
+            shape=scenario_shape(self.scenario),
             t0=self.plan.t0,
             worker_count=self.worker_count,
             windows=windows,

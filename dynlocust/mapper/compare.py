@@ -37,6 +37,7 @@ import locust  # noqa: F401 - first: gevent patching before botocore
 
 import gevent
 
+from dynlocust.diff import mapper as diff_mapper
 from dynlocust.errors import DynlocustError
 from dynlocust.mapper.model import Index, entity, model_of
 from dynlocust.mapper.repository import Repository
@@ -585,6 +586,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="your own rows instead of the reference set: a module name or .py file whose pairs(context) "
         "returns dynlocust.mapper.compare.Case objects",
     )
+    diff_mapper.add_options(parser)  # --save, --baseline, --fail-on
     return parser
 
 
@@ -695,6 +697,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     adapter = args.adapter or "dynlocust"
     local = None
     try:
+        baseline = diff_mapper.load_baseline(args)  # a bad baseline exits 2 before anything runs
         endpoint = args.endpoint
         if not endpoint:
             from dynlocust.local.embedded import LocalEndpoint
@@ -711,8 +714,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             pairs=args.pairs,
         )
         label = args.pairs or adapter
-        print(format_table(rows, args.runs, args.repeat, "local (embedded)" if local else endpoint, label))
-        return 0
+        where = "local (embedded)" if local else endpoint
+        print(format_table(rows, args.runs, args.repeat, where, label))
+        return diff_mapper.finish(args, baseline, rows, endpoint=where)
     except DynlocustError as exc:
         print(f"dynlocust compare: error: {exc}", file=sys.stderr)
         return exc.exit_code

@@ -62,6 +62,8 @@ class WindowReport:
     saturation: list[dict[str, Any]]
     workers: int
     bins: list[BinReport]
+    stats: WindowStats | None = None
+    """The merged statistics themselves (per-bin histograms), for readers that test more than the summary."""
 
 
 @dataclass
@@ -165,6 +167,7 @@ def window_from_stats(
         saturation=list(saturation),
         workers=workers,
         bins=bins,
+        stats=stats,
     )
 
 
