@@ -161,9 +161,8 @@ def wheelhouse() -> Path:
         return wheels
     CACHE.mkdir(parents=True, exist_ok=True)
     partial = Path(tempfile.mkdtemp(prefix="wheels.", dir=CACHE))
-    build_backend = next(iter(_build_requires()))
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--wheel-dir", str(partial), ".[report]", build_backend],
+        [sys.executable, "-m", "pip", "wheel", "-q", "--wheel-dir", str(partial), ".[report]", *_build_requires()],
         cwd=ROOT,
         capture_output=True,
         text=True,
