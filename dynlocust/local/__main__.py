@@ -68,8 +68,12 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"verify SigV4; accepted credentials come from ${ENV_KEY_ID} / ${ENV_SECRET}",
     )
     p.add_argument("--no-capacity", action="store_true", help="no capacity emulation: never throttle")
-    p.add_argument("--capacity-scale", type=_positive, default=1.0, help="multiply every capacity limit")
-    p.add_argument("--time-scale", type=_positive, default=1.0, help="speed up capacity time (burst, growth)")
+    p.add_argument(
+        "--scenario",
+        help="take --capacity-scale and --time-scale from this scenario's target.local (the options still override)",
+    )
+    p.add_argument("--capacity-scale", type=_positive, help="multiply every capacity limit (default 1)")
+    p.add_argument("--time-scale", type=_positive, help="speed up capacity time (burst, growth) (default 1)")
     p.add_argument("--latency-model", action="store_true", help="add in-region-like latency (p50 ~4.5 ms)")
     p.add_argument("--ready-file", help="write the bound URL to this file once listening")
     d = LocalConfig()
@@ -91,7 +95,27 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _scales(args: argparse.Namespace) -> tuple[float, float]:
+    """(capacity_scale, time_scale): an explicit option, else the scenario's target.local, else 1."""
+    capacity_scale = time_scale = 1.0
+    if args.scenario:
+        from dynlocust.scenario import LocalTarget, load_scenario
+
+        target = load_scenario(args.scenario).target
+        if not isinstance(target, LocalTarget):
+            raise DynlocustError(
+                f"--scenario {args.scenario}: expected target.local (the local endpoint's capacity), "
+                "found a remote target"
+            )
+        capacity_scale, time_scale = target.capacity_scale, target.time_scale
+    return (
+        capacity_scale if args.capacity_scale is None else args.capacity_scale,
+        time_scale if args.time_scale is None else args.time_scale,
+    )
+
+
 def config_from_args(args: argparse.Namespace) -> LocalConfig:
+    capacity_scale, time_scale = _scales(args)
     credentials: dict[str, str] = {}
     if args.verify_signatures:
         key_id, secret = os.environ.get(ENV_KEY_ID), os.environ.get(ENV_SECRET)
@@ -109,8 +133,8 @@ def config_from_args(args: argparse.Namespace) -> LocalConfig:
         verify_signatures=args.verify_signatures,
         credentials=credentials,
         capacity=not args.no_capacity,
-        capacity_scale=args.capacity_scale,
-        time_scale=args.time_scale,
+        capacity_scale=capacity_scale,
+        time_scale=time_scale,
         latency_model=args.latency_model,
         header_timeout=args.header_timeout,
         body_timeout=args.body_timeout,

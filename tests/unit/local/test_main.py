@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from dynlocust.local.__main__ import build_parser, config_from_args, main
+from tests.support.scenarios import put_scenario, write_scenario
 
 
 def test_defaults() -> None:
@@ -84,3 +85,22 @@ def test_unwritable_ready_file_is_a_clean_error(tmp_path: Path, capsys: pytest.C
     bad = tmp_path / "missing-dir" / "ready"
     assert main(["--port", "0", "--no-capacity", "--ready-file", str(bad)]) == 2
     assert "cannot write --ready-file" in capsys.readouterr().err
+
+
+def test_a_scenario_gives_its_local_scales_and_explicit_options_override(tmp_path: Path) -> None:
+    scenario = write_scenario(tmp_path, put_scenario("s", "steps: [{rate: 10, window: 1s}]", capacity_scale=0.1))
+    cfg = config_from_args(build_parser().parse_args(["--scenario", str(scenario)]))
+    assert (cfg.capacity_scale, cfg.time_scale) == (0.1, 1.0)
+    cfg = config_from_args(build_parser().parse_args(["--scenario", str(scenario), "--capacity-scale", "0.5"]))
+    assert (cfg.capacity_scale, cfg.time_scale) == (0.5, 1.0)
+    assert config_from_args(build_parser().parse_args([])).capacity_scale == 1.0
+
+
+def test_a_remote_scenario_is_a_clean_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = put_scenario("s", "steps: [{rate: 10, window: 1s}]").replace(
+        "target: {local: {capacity_scale: 1.0}}", "target: remote\nlimits: {max_requests: 10, max_cost_dollars: 1}"
+    )
+    scenario = write_scenario(tmp_path, text)
+    assert main(["--port", "0", "--scenario", str(scenario)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "expected target.local" in err and str(scenario) in err
