@@ -20,7 +20,7 @@ from dynlocust.errors import ConfigurationError
 from dynlocust.local import errors
 from dynlocust.local.config import LocalConfig
 from dynlocust.local.errors import ServiceError
-from dynlocust.local.store import Collection, Index, Item, KeyDef, Table, comparable
+from dynlocust.local.store import Collection, Index, Item, KeyDef, Table, check_key_sizes, comparable
 from dynlocust.local.units import (
     ITEM_LIMIT,
     PAGE_LIMIT,
@@ -88,13 +88,15 @@ def _cancelled(reasons: list[dict[str, Any]]) -> ServiceError:
 class Exprs:
     """Parses one request's expressions and checks that every name and value given was used."""
 
-    def __init__(self, req: dict[str, Any]) -> None:
+    def __init__(self, req: dict[str, Any], single_write: bool = False) -> None:
+        # PutItem, UpdateItem and DeleteItem word these request checks "1 validation error detected: ..."
+        self._fail = errors.detected if single_write else errors.validation
         self.names: dict[str, str] | None = req.get("ExpressionAttributeNames")
         self.values: dict[str, dict] | None = req.get("ExpressionAttributeValues")
         if self.values is not None and not self.values:
-            raise errors.validation("ExpressionAttributeValues must not be empty")
+            raise self._fail("ExpressionAttributeValues must not be empty")
         if self.names is not None and not self.names:
-            raise errors.validation("ExpressionAttributeNames must not be empty")
+            raise self._fail("ExpressionAttributeNames must not be empty")
         self.used_names: set[str] = set()
         self.used_values: set[str] = set()
         self.any = False
@@ -110,7 +112,7 @@ class Exprs:
         try:
             return self._track(fn(*args))
         except ex.ExpressionError as exc:
-            raise errors.validation(str(exc)) from exc
+            raise (errors.detected if exc.detected else errors.validation)(str(exc)) from exc
 
     def condition(self, text: str | None, kind: str = "ConditionExpression") -> Any:
         if text is None:
@@ -142,7 +144,7 @@ class Exprs:
         if self.names:
             unused = sorted(set(self.names) - self.used_names)
             if unused:
-                raise errors.validation(
+                raise self._fail(
                     "Value provided in ExpressionAttributeNames unused in expressions: keys: {"
                     + ", ".join(unused)
                     + "}"
@@ -150,7 +152,7 @@ class Exprs:
         if self.values:
             unused = sorted(set(self.values) - self.used_values)
             if unused:
-                raise errors.validation(
+                raise self._fail(
                     "Value provided in ExpressionAttributeValues unused in expressions: keys: {"
                     + ", ".join(unused)
                     + "}"
@@ -452,7 +454,7 @@ class Backend:
             if kind in ("SS", "NS", "BS"):
                 if not v:
                     label = {"SS": "string", "NS": "number", "BS": "binary"}[kind]
-                    raise errors.validation(
+                    raise errors.detected(
                         f"One or more parameter values were invalid: An {label} set  may not be empty"
                     )
                 if len(set(v)) != len(v):
@@ -497,6 +499,7 @@ class Backend:
                     f"cannot contain an empty {'string' if typ == 'S' else 'binary'} value. Key: {attr}"
                 )
             out.append(comparable(av, typ))
+        check_key_sizes(out[0], out[1])
         return out[0], out[1], str(item[k.hash_attr][k.hash_type])
 
     @staticmethod
@@ -525,13 +528,17 @@ class Backend:
                 "One or more parameter values are not valid. The AttributeValue for a key attribute "
                 f"cannot contain an empty string value. Key: {k.hash_attr}"
             )
-        return comparable(hav, k.hash_type), sk, str(hav[k.hash_type])
+        hk = comparable(hav, k.hash_type)
+        check_key_sizes(hk, sk)
+        return hk, sk, str(hav[k.hash_type])
 
-    def _plan(self, t: Table, hk: Any, sk: Any, partition: str, old: Item | None, new: Item | None) -> WritePlan:
+    def _plan(
+        self, t: Table, hk: Any, sk: Any, partition: str, old: Item | None, new: Item | None, update: bool = False
+    ) -> WritePlan:
         size_old = item_size(old)
         size_new = item_size(new)
         if size_new > ITEM_LIMIT:
-            raise errors.validation("Item size has exceeded the maximum allowed size")
+            raise errors.validation(f"Item size {'to update ' if update else ''}has exceeded the maximum allowed size")
         entries: list[tuple[Index, Any, Any, int, int]] = []
         gsi_units: dict[str, tuple[float, str]] = {}
         lsi_units: dict[str, float] = {}
@@ -925,10 +932,7 @@ class Backend:
         if t.status(self.clock()) != "ACTIVE":
             raise errors.in_use(f"Attempt to change a resource which is still in use: Table is being created: {t.name}")
         if t.deletion_protection:
-            raise errors.validation(
-                "Resource cannot be deleted as it is currently protected against deletion. "
-                "Disable deletion protection first."
-            )
+            raise errors.detected(f"Table '{t.name}' can't be deleted while DeletionProtectionEnabled is set to True")
         del self.tables[t.name]
         self._ttl.pop(t.name, None)
         if self.capacity is not None:
@@ -1088,7 +1092,7 @@ class Backend:
         rv = self._return_values(req, ("NONE", "ALL_OLD"))
         rcc = self._rcc(req)
         on_fail = self._on_fail(req)
-        ex = Exprs(req)
+        ex = Exprs(req, single_write=True)
         cond = ex.condition(req.get("ConditionExpression"))
         ex.finish()
         hk, sk, part = self._item_key(t, item)
@@ -1108,7 +1112,7 @@ class Backend:
         rv = self._return_values(req, ("NONE", "ALL_OLD"))
         rcc = self._rcc(req)
         on_fail = self._on_fail(req)
-        ex = Exprs(req)
+        ex = Exprs(req, single_write=True)
         cond = ex.condition(req.get("ConditionExpression"))
         ex.finish()
         hk, sk, part = self._key(t, req.get("Key"))
@@ -1149,7 +1153,7 @@ class Backend:
         try:
             return update.apply(base)
         except ex.ExpressionError as exc:
-            raise errors.validation(str(exc)) from exc
+            raise (errors.detected if exc.detected else errors.validation)(str(exc)) from exc
 
     def update_item(self, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
         req = _legacy(req, "Expected", "ConditionalOperator", "AttributeUpdates")
@@ -1157,7 +1161,7 @@ class Backend:
         rv = self._return_values(req, ("NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATED_NEW"))
         rcc = self._rcc(req)
         on_fail = self._on_fail(req)
-        ex = Exprs(req)
+        ex = Exprs(req, single_write=True)
         update = ex.update(req.get("UpdateExpression"))
         cond = ex.condition(req.get("ConditionExpression"))
         ex.finish()
@@ -1168,7 +1172,7 @@ class Backend:
         if cond is not None and not cond.evaluate(old):
             raise self._condition_failed(t, old, part, on_fail)
         new = self._updated(t, key, old, update)
-        plan = self._plan(t, hk, sk, part, old, new)
+        plan = self._plan(t, hk, sk, part, old, new, update=True)
         th = self._charge_write(plan)
         if th is not None:
             raise throttle_error(th)
@@ -1242,15 +1246,16 @@ class Backend:
                 "ALL_PROJECTED_ATTRIBUTES]"
             )
         if has_projection and select != "SPECIFIC_ATTRIBUTES":
-            raise errors.validation(
-                "Cannot specify the ProjectionExpression when choosing to get " + select
-                if select != "COUNT"
-                else "Cannot specify the ProjectionExpression when choosing to get COUNT"
+            what = "AttributesToGet" if "AttributesToGet" in req else "ProjectionExpression"
+            raise errors.detected(
+                f"Cannot specify the {what} when choosing to get " + (select if select != "COUNT" else "only the Count")
             )
         if select == "SPECIFIC_ATTRIBUTES" and not has_projection:
-            raise errors.validation("SPECIFIC_ATTRIBUTES selection requires a ProjectionExpression or AttributesToGet")
+            raise errors.detected(
+                "Must specify the AttributesToGet or ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES"
+            )
         if select == "ALL_PROJECTED_ATTRIBUTES" and idx is None:
-            raise errors.validation("ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName")
+            raise errors.detected("ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName")
         if select == "ALL_ATTRIBUTES" and idx is not None and idx.kind == "GSI" and idx.projection_type != "ALL":
             raise errors.validation(
                 "One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for "
@@ -1362,6 +1367,12 @@ class Backend:
             raise errors.validation(
                 "One or more parameter values were invalid: Condition parameter type does not match schema type"
             )
+        for attr, av in ((key.hash_attr, hav), *((key.range_attr, v) for v in kc.range_values or ())):
+            if av.get("S") == "" or av.get("B") == "":
+                raise errors.validation(
+                    "One or more parameter values are not valid. The AttributeValue for a key attribute "
+                    f"cannot contain an empty string value. Key: {attr}"
+                )
         hk = comparable(hav, key.hash_type)
         forward = req.get("ScanIndexForward", True)
         start = None
@@ -1722,7 +1733,7 @@ def _transact_items(req: dict[str, Any]) -> list[Any]:
     if len(actions) > 100:
         raise errors.validation(
             "1 validation error detected at 'transactItems' failed to satisfy constraint: "
-            "Member must have length less than or equal to 100"
+            "Member must have length less than or equal to 100."
         )
     return actions
 

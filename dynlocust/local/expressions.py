@@ -47,9 +47,11 @@ _Pred = Callable[[Item], bool]
 class ExpressionError(DynlocustError, ValueError):
     """An expression the service would reject with a ValidationException; str() is the service-style message."""
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, detected: bool = False) -> None:
         super().__init__(message)
         self.message = message
+        # the service words some expression errors as "1 validation error detected: <message>"
+        self.detected = detected
 
 
 _UPDATE_TYPE_ERROR = "Invalid UpdateExpression: An operand in the update expression has an incorrect data type"
@@ -167,7 +169,8 @@ def _check_overlaps(paths: list[Path], label: str) -> None:
             if k == n:
                 raise ExpressionError(
                     f"Invalid {label}: Two document paths overlap with each other; must remove or rewrite one of "
-                    f"these paths; path one: [{_fmt_path(p1)}], path two: [{_fmt_path(p2)}]"
+                    f"these paths; path one: [{_fmt_path(p1)}], path two: [{_fmt_path(p2)}]",
+                    detected=True,
                 )
             if k > 0 and type(p1[k]) is not type(p2[k]):
                 raise ExpressionError(
@@ -193,7 +196,7 @@ class _Parser:
         self.used_names: set[str] = set()
         self.used_values: set[str] = set()
         if not expr or not expr.strip():
-            raise self.error("The expression can not be empty;")
+            raise self.error("The expression can not be empty;", detected=label == "UpdateExpression")
         self.toks = self._tokenize(expr)
         self.i = 0
 
@@ -215,8 +218,8 @@ class _Parser:
         return out
 
     # -- token helpers ------------------------------------------------------------------------------------------
-    def error(self, message: str) -> ExpressionError:
-        return ExpressionError(f"Invalid {self.label}: {message}")
+    def error(self, message: str, detected: bool = False) -> ExpressionError:
+        return ExpressionError(f"Invalid {self.label}: {message}", detected)
 
     def syntax_error(self) -> ExpressionError:
         tok = self.toks[self.i]
@@ -977,7 +980,7 @@ def parse_update(expr: str, names: Mapping[str, str] | None, values: Mapping[str
         if tok.kind != "name" or clause not in _CLAUSES:
             raise p.syntax_error()
         if clause in seen:
-            raise p.error(f'The "{clause}" section can only be used once in an update expression;')
+            raise p.error(f'The "{clause}" section can only be used once in an update expression;', True)
         seen.add(clause)
         p.i += 1
         while True:

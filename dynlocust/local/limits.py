@@ -6,3 +6,29 @@ account, and table quotas", and the API reference of each operation.
 """
 
 from __future__ import annotations
+
+# --- issue 15 (conformance): keys, items, indexes, batches, transactions --------------------------------------
+# "The maximum length of a partition key value is 2048 bytes." (Developer Guide, Partition key)
+HASH_KEY_MAX_BYTES = 2048
+# "The maximum length of a sort key value is 1024 bytes." (Developer Guide, Sort key)
+RANGE_KEY_MAX_BYTES = 1024
+# "You can define up to 5 local secondary indexes per table." (Developer Guide, Secondary indexes)
+LSI_MAX = 5
+# "Each table in DynamoDB can have up to 20 global secondary indexes (default quota)." (Secondary indexes)
+GSI_MAX = 20
+# Multi-attribute keys: "each global secondary index can have up to four partition key attributes and up to four
+# sort key attributes." (Developer Guide, Multi-attribute keys for global secondary indexes)
+GSI_HASH_ATTRS_MAX = 4
+GSI_RANGE_ATTRS_MAX = 4
+# "TransactWriteItems is a synchronous write operation that groups up to 100 action requests."; the same for
+# TransactGetItems. (API reference)
+TRANSACT_ITEMS_MAX = 100
+# "A single call to BatchWriteItem can transmit up to 16MB of data over the network, consisting of up to 25 item
+# put or delete operations." (API reference, BatchWriteItem)
+BATCH_WRITE_MAX = 25
+# "A single operation can retrieve up to 16 MB of data, which can contain as many as 100 items." (BatchGetItem)
+BATCH_GET_MAX = 100
+# "For the attribute names of a ProjectionExpression ... the total count of NonKeyAttributes summed across all of
+# the local and global secondary indexes on a table must not exceed 100." (API reference, Projection)
+NON_KEY_ATTRIBUTES_MAX = 100
+# --- end of issue 15 block ---------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from dynlocust.local import errors
+from dynlocust.local.limits import HASH_KEY_MAX_BYTES, RANGE_KEY_MAX_BYTES
 
 Item = dict[str, Any]
 
@@ -42,6 +43,20 @@ def comparable(av: dict[str, Any], typ: str) -> Any:
         return base64.b64decode(v, validate=True)
     except (binascii.Error, ValueError) as exc:
         raise errors.serialization("Base64 encoded length is expected a multiple of 4 bytes") from exc
+
+
+def check_key_sizes(hk: Any, sk: Any) -> None:
+    """The documented key size limits, on the comparable values (bytes for S and B; numbers are always short)."""
+    if isinstance(hk, bytes) and len(hk) > HASH_KEY_MAX_BYTES:
+        raise errors.validation(
+            "One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit "
+            f"of{HASH_KEY_MAX_BYTES} bytes"
+        )
+    if isinstance(sk, bytes) and len(sk) > RANGE_KEY_MAX_BYTES:
+        raise errors.validation(
+            "One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size "
+            f"limit of {RANGE_KEY_MAX_BYTES} bytes"
+        )
 
 
 def token_of(hk: Any) -> int:
@@ -192,11 +207,13 @@ class Index:
             if rav[str(k.range_type)] == "":
                 raise errors.validation(self._empty(k.range_attr))
             rcmp = comparable(rav, str(k.range_type))
+        ihk = comparable(hav, k.hash_type)
+        check_key_sizes(ihk, rcmp)
         t_hk = comparable(item[table_key.hash_attr], table_key.hash_type)
         t_sk = (
             comparable(item[table_key.range_attr], str(table_key.range_type)) if table_key.range_attr is not None else 0
         )
-        return comparable(hav, k.hash_type), (rcmp, t_hk, t_sk)
+        return ihk, (rcmp, t_hk, t_sk)
 
     def _empty(self, attr: str) -> str:
         return (

@@ -121,7 +121,7 @@ ITEM_KEY = {"pk": {"S": "a"}, "sk": {"N": "1"}}
             400,
             "ValidationException",
             "1 validation error detected at 'transactItems' failed to satisfy constraint: "
-            "Member must have length less than or equal to 100",
+            "Member must have length less than or equal to 100.",
         ),
         (
             lambda c: c.query(
