@@ -20,6 +20,7 @@ from dynlocust.errors import ConfigurationError
 from dynlocust.local import errors
 from dynlocust.local.config import LocalConfig
 from dynlocust.local.errors import ServiceError
+from dynlocust.local.limits import BATCH_GET_MAX, BATCH_WRITE_MAX, DEFAULT_WARM, TRANSACT_ITEMS_MAX
 from dynlocust.local.store import Collection, Index, Item, KeyDef, Table, check_key_sizes, comparable
 from dynlocust.local.units import (
     ITEM_LIMIT,
@@ -29,6 +30,7 @@ from dynlocust.local.units import (
     read_units,
     write_units,
 )
+from dynlocust.local.validation import check_create_table
 
 _TABLE_NAME = re.compile(r"^[a-zA-Z0-9_.-]{3,255}$")
 _AV_KINDS = frozenset(("S", "N", "B", "SS", "NS", "BS", "M", "L", "NULL", "BOOL"))
@@ -47,7 +49,6 @@ PTEE_TX = (
 )
 TRANSACTION_LIMIT = 4 * 1024 * 1024
 TOKEN_TTL = 600.0
-DEFAULT_WARM = {"ReadUnitsPerSecond": 12000, "WriteUnitsPerSecond": 4000}
 
 
 def _expressions() -> Any:
@@ -415,9 +416,17 @@ class Backend:
         if not ctx.tables:
             ctx.tables.append(name)
         t = self.tables.get(name)
+        if t is None and name.startswith("arn:"):
+            t = self._named_by_arn(name)
         if t is None or t.active_at > self.clock():
             raise errors.not_found()
         return t
+
+    def _named_by_arn(self, arn: str) -> Table | None:
+        """The table a TableName given as the table's ARN names (every operation that takes TableName accepts it)."""
+        _, _, name = arn.partition(":table/")
+        t = self.tables.get(name)
+        return t if t is not None and t.arn == arn else None
 
     def _any_table(self, name: Any, ctx: Ctx) -> Table:
         if not isinstance(name, str):
@@ -428,6 +437,8 @@ class Backend:
         if not ctx.tables:
             ctx.tables.append(name)
         t = self.tables.get(name)
+        if t is None and name.startswith("arn:"):
+            t = self._named_by_arn(name)
         if t is None:
             raise errors.not_found(f"Requested resource not found: Table: {name} not found")
         return t
@@ -773,6 +784,7 @@ class Backend:
                 f"1 validation error detected: Value '{name}' at 'tableName' failed to satisfy constraint: {rule}"
             )
         ctx.tables.append(name)
+        check_create_table(req)
         defs_list = req.get("AttributeDefinitions") or []
         defs: dict[str, str] = {}
         for d in defs_list:
@@ -1459,7 +1471,7 @@ class Backend:
         rcc = self._rcc(req)
         request_items = _request_items(req)
         total = sum(len(v) for v in request_items.values())
-        if total > 25:
+        if total > BATCH_WRITE_MAX:
             raise errors.validation("Too many items requested for the BatchWriteItem call")
         if total == 0:
             raise errors.validation(
@@ -1510,11 +1522,17 @@ class Backend:
         rcc = self._rcc(req)
         request_items = _request_items(req)
         total = sum(len(v.get("Keys") or []) for v in request_items.values())
-        if total > 100:
+        for name, spec in request_items.items():
+            if len(spec.get("Keys") or []) > BATCH_GET_MAX:
+                raise errors.detected(
+                    f"Value at 'requestItems.{name}.member.keys' failed to satisfy constraint: "
+                    f"Member must have length less than or equal to {BATCH_GET_MAX}"
+                )
+        if total > BATCH_GET_MAX:
             raise errors.validation("Too many items requested for the BatchGetItem call")
         jobs = []
         for name, spec in request_items.items():
-            t = self._table(req, ctx, name)
+            # the request's own checks come before the table lookup, as in the service
             ex = Exprs(spec)
             project = self._projector(spec, ex)
             ex.finish()
@@ -1524,6 +1542,7 @@ class Backend:
                     "1 validation error detected: Value at 'requestItems." + name + ".member.keys' failed to "
                     "satisfy constraint: Member must have length greater than or equal to 1"
                 )
+            t = self._table(req, ctx, name)
             seen: set[tuple[Any, Any]] = set()
             parsed = []
             for k in keys:
@@ -1730,7 +1749,7 @@ def _transact_items(req: dict[str, Any]) -> list[Any]:
             "1 validation error detected: Value null at 'transactItems' failed to satisfy constraint: "
             "Member must not be null"
         )
-    if len(actions) > 100:
+    if len(actions) > TRANSACT_ITEMS_MAX:
         raise errors.validation(
             "1 validation error detected at 'transactItems' failed to satisfy constraint: "
             "Member must have length less than or equal to 100."

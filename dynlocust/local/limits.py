@@ -31,4 +31,8 @@ BATCH_GET_MAX = 100
 # "For the attribute names of a ProjectionExpression ... the total count of NonKeyAttributes summed across all of
 # the local and global secondary indexes on a table must not exceed 100." (API reference, Projection)
 NON_KEY_ATTRIBUTES_MAX = 100
+# "new on-demand tables ... can instantly accommodate up to 4,000 write request units and 12,000 read request
+# units" (Developer Guide, Warm throughput / on-demand initial throughput); a WarmThroughput below the table's
+# provisioned units or below these on-demand defaults is refused.
+DEFAULT_WARM = {"ReadUnitsPerSecond": 12000, "WriteUnitsPerSecond": 4000}
 # --- end of issue 15 block ---------------------------------------------------------------------------------------

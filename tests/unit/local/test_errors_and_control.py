@@ -99,7 +99,9 @@ ITEM_KEY = {"pk": {"S": "a"}, "sk": {"N": "1"}}
             ),
             400,
             "ValidationException",
-            "Too many items requested for the BatchGetItem call",
+            # one table over 100 keys: the per-table member constraint (over 100 across tables: "Too many items")
+            "1 validation error detected: Value at 'requestItems.tab1.member.keys' failed to satisfy constraint: "
+            "Member must have length less than or equal to 100",
         ),
         (
             lambda c: c.transact_write_items(
