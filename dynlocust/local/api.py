@@ -7,6 +7,7 @@ throttling to an optional capacity model (anything with `charge(table, index, ki
 
 from __future__ import annotations
 
+import datetime
 import re
 import time
 import uuid
@@ -819,7 +820,11 @@ class Backend:
             deletion_protection=bool(req.get("DeletionProtectionEnabled", False)),
             table_class=req.get("TableClass"),
             stream_spec=req.get("StreamSpecification"),
+            sse=self._sse(req.get("SSESpecification")),
         )
+        self._set_stream(t, req.get("StreamSpecification"))
+        if billing == "PAY_PER_REQUEST":
+            t.pay_per_request_since = t.created
         used = set(key.names())
         for g in req.get("GlobalSecondaryIndexes") or []:
             idx = self._make_gsi(t, g, defs, billing)
@@ -864,6 +869,20 @@ class Backend:
         self.tables[name] = t
         return {"TableDescription": self.describe(t)}
 
+    def _sse(self, spec: Any) -> dict[str, Any] | None:
+        """SSEDescription for an SSESpecification asking for KMS encryption (the default, owned key needs none)."""
+        if not isinstance(spec, dict) or not spec.get("Enabled"):
+            return None
+        default = f"arn:aws:kms:{self.config.region}:{self.config.account_id}:key/{uuid.uuid4()}"
+        key = spec.get("KMSMasterKeyId") or default
+        return {"Status": "ENABLED", "SSEType": "KMS", "KMSMasterKeyArn": key}
+
+    @staticmethod
+    def _set_stream(t: Table, spec: Any) -> None:
+        """A stream enabled now gets a new label (the service labels a stream with its creation time)."""
+        if isinstance(spec, dict) and spec.get("StreamEnabled"):
+            t.stream_label = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3]
+
     def describe(self, t: Table, status: str | None = None) -> dict[str, Any]:
         st = status or t.status(self.clock())
 
@@ -886,8 +905,11 @@ class Backend:
             "TableId": t.table_id,
             "DeletionProtectionEnabled": t.deletion_protection,
         }
-        if t.billing_mode == "PAY_PER_REQUEST":
-            d["BillingModeSummary"] = {"BillingMode": "PAY_PER_REQUEST", "LastUpdateToPayPerRequestDateTime": t.created}
+        d["BillingModeSummary"] = {"BillingMode": t.billing_mode}
+        if t.pay_per_request_since is not None:
+            d["BillingModeSummary"]["LastUpdateToPayPerRequestDateTime"] = t.pay_per_request_since
+        if t.sse:
+            d["SSEDescription"] = t.sse
         if t.on_demand:
             d["OnDemandThroughput"] = t.on_demand
         warm = t.warm or (DEFAULT_WARM if t.billing_mode == "PAY_PER_REQUEST" else None)
@@ -897,6 +919,9 @@ class Backend:
             d["TableClassSummary"] = {"TableClass": t.table_class}
         if t.stream_spec and t.stream_spec.get("StreamEnabled"):
             d["StreamSpecification"] = t.stream_spec
+        if t.stream_label:
+            d["LatestStreamLabel"] = t.stream_label
+            d["LatestStreamArn"] = f"{t.arn}/stream/{t.stream_label}"
         if t.gsis:
             gl = []
             for idx in t.gsis.values():
@@ -966,6 +991,8 @@ class Backend:
             t.provisioned = self._throughput(req.get("ProvisionedThroughput"), billing, "")
             if billing != t.billing_mode:
                 t.billing_mode = billing
+                if billing == "PAY_PER_REQUEST":
+                    t.pay_per_request_since = time.time()
                 changed |= {None, *t.gsis}
             changed.add(None)
         if "OnDemandThroughput" in req:
@@ -978,6 +1005,7 @@ class Backend:
             t.deletion_protection = bool(req["DeletionProtectionEnabled"])
         if "StreamSpecification" in req:
             t.stream_spec = req["StreamSpecification"]
+            self._set_stream(t, t.stream_spec)
         if "TableClass" in req:
             t.table_class = req["TableClass"]
         created: list[Index] = []

@@ -262,6 +262,9 @@ class Table:
     deletion_protection: bool = False
     table_class: str | None = None
     stream_spec: dict[str, Any] | None = None
+    stream_label: str | None = None  # LatestStreamLabel: set when a stream is enabled
+    sse: dict[str, Any] | None = None  # SSEDescription when SSESpecification enabled KMS encryption
+    pay_per_request_since: float | None = None  # LastUpdateToPayPerRequestDateTime
     base: Collection = field(default_factory=Collection)
     item_count: int = 0
     size_bytes: int = 0
