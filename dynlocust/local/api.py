@@ -31,7 +31,7 @@ from dynlocust.local.units import (
     read_units,
     write_units,
 )
-from dynlocust.local.validation import check_create_table
+from dynlocust.local.validation import check_create_table, check_param_types, serialization_error
 
 _TABLE_NAME = re.compile(r"^[a-zA-Z0-9_.-]{3,255}$")
 _AV_KINDS = frozenset(("S", "N", "B", "SS", "NS", "BS", "M", "L", "NULL", "BOOL"))
@@ -264,13 +264,18 @@ class _Legacy:
     def conditions(self, conds: Any, joiner: str, parens: bool = True) -> str:
         parts = []
         for attr, c in (conds or {}).items():
+            if not isinstance(c, dict):
+                raise serialization_error(c, "map")
             a = self.name(attr)
             if "ComparisonOperator" in c:
                 op = c["ComparisonOperator"]
                 tmpl = _LEGACY_OPS.get(op)
                 if tmpl is None:
                     raise errors.validation(f"Unsupported operator on ExpectedAttributeValue: {op}")
-                vals = [self.value(v) for v in c.get("AttributeValueList") or []]
+                given = c.get("AttributeValueList")
+                if given is None and "Value" in c:  # Value stands for a one-element AttributeValueList
+                    given = [c["Value"]]
+                vals = [self.value(v) for v in given or []]
                 need = {"NULL": 0, "NOT_NULL": 0, "BETWEEN": 2}.get(op, 1)
                 if (op != "IN" and len(vals) != need) or (op == "IN" and not vals):
                     raise errors.validation(
@@ -301,10 +306,21 @@ class _Legacy:
     def updates(self, updates: Any) -> str:
         sets, removes, adds, deletes = [], [], [], []
         for attr, u in (updates or {}).items():
+            if not isinstance(u, dict):
+                raise serialization_error(u, "map")
             a = self.name(attr)
             action = u.get("Action", "PUT")
+            if action in ("PUT", "ADD") and not isinstance(u.get("Value"), dict):
+                raise errors.validation(
+                    "One or more parameter values were invalid: Only DELETE action is allowed when no attribute "
+                    f"value is specified for attribute: {attr}"
+                )
             if action == "PUT":
                 sets.append(f"{a} = {self.value(u['Value'])}")
+            elif action == "ADD" and isinstance(u.get("Value"), dict) and "L" in u["Value"]:
+                # legacy ADD appends to a list (UpdateExpression's ADD takes only numbers and sets)
+                empty = self.value({"L": []})
+                sets.append(f"{a} = list_append(if_not_exists({a}, {empty}), {self.value(u['Value'])})")
             elif action == "ADD":
                 adds.append(f"{a} {self.value(u['Value'])}")
             elif action == "DELETE" and "Value" in u:
@@ -399,6 +415,7 @@ class Backend:
             "TransactWriteItems": self.transact_write,
             "TransactGetItems": self.transact_get,
         }
+        self.ops = {op: _typed(fn) for op, fn in self.ops.items()}
         self._ttl: dict[str, dict[str, Any]] = {}
         self._tokens: dict[str, tuple[bytes, float]] = {}  # ClientRequestToken -> (request, expiry)
 
@@ -1767,6 +1784,16 @@ class Backend:
         if rcc:
             out["ConsumedCapacity"] = [c.render(rcc) for c in consumed.values()]
         return out
+
+
+def _typed(handler: Callable[[dict[str, Any], Ctx], dict[str, Any]]) -> Callable[[dict[str, Any], Ctx], Any]:
+    """`handler` behind the check of its parameters' JSON types, which the service makes before anything else."""
+
+    def typed(req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
+        check_param_types(req)
+        return handler(req, ctx)
+
+    return typed
 
 
 def _transact_items(req: dict[str, Any]) -> list[Any]:

@@ -120,3 +120,79 @@ def check_create_table(req: dict[str, Any]) -> None:
             f"AttributeDefinitions: {_list(actual)}"
         )
     _warm(req.get("WarmThroughput"), throughput, "table")
+
+
+# The JSON type of each top-level request parameter, as the service's deserializer expects it. A value of another
+# type is a SerializationException worded like the service's (Jackson token names), before any other check.
+_STR, _MAP, _LIST, _BOOL, _INT = "String", "map", "list", "Boolean", "Integer"
+PARAM_SHAPES: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "TableName", "IndexName", "ConditionExpression", "KeyConditionExpression", "FilterExpression",
+            "UpdateExpression", "ProjectionExpression", "ReturnValues", "ReturnConsumedCapacity",
+            "ReturnItemCollectionMetrics", "ReturnValuesOnConditionCheckFailure", "Select", "ConditionalOperator",
+            "BillingMode", "TableClass", "ExclusiveStartTableName", "ResourceArn", "NextToken",
+            "ClientRequestToken",
+        ),
+        _STR,
+    ),
+    **dict.fromkeys(
+        (
+            "Key", "Item", "ExpressionAttributeNames", "ExpressionAttributeValues", "Expected", "AttributeUpdates",
+            "KeyConditions", "QueryFilter", "ScanFilter", "ExclusiveStartKey", "RequestItems",
+            "ProvisionedThroughput", "StreamSpecification", "SSESpecification", "OnDemandThroughput",
+            "WarmThroughput", "TimeToLiveSpecification",
+        ),
+        _MAP,
+    ),
+    **dict.fromkeys(
+        (
+            "AttributesToGet", "KeySchema", "AttributeDefinitions", "GlobalSecondaryIndexes",
+            "LocalSecondaryIndexes", "GlobalSecondaryIndexUpdates", "TransactItems", "Tags", "TagKeys",
+        ),
+        _LIST,
+    ),
+    **dict.fromkeys(("ConsistentRead", "ScanIndexForward", "DeletionProtectionEnabled"), _BOOL),
+    **dict.fromkeys(("Limit", "Segment", "TotalSegments"), _INT),
+}  # fmt: skip
+
+
+def _token(v: Any) -> str:
+    if v is True:
+        return "TRUE_VALUE"
+    if v is False:
+        return "FALSE_VALUE"
+    if isinstance(v, int | float):
+        return "NUMBER_VALUE"
+    return "STRING_VALUE"
+
+
+def _fits(v: Any, shape: str) -> bool:
+    if shape == _STR:
+        return isinstance(v, str)
+    if shape == _MAP:
+        return isinstance(v, dict)
+    if shape == _LIST:
+        return isinstance(v, list)
+    if shape == _BOOL:
+        return isinstance(v, bool)
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def check_param_types(req: dict[str, Any]) -> None:
+    """SerializationException for a top-level parameter of the wrong JSON type (null counts as absent)."""
+    for name, v in req.items():
+        shape = PARAM_SHAPES.get(name)
+        if shape is None or v is None or _fits(v, shape):
+            continue
+        raise serialization_error(v, shape)
+
+
+def serialization_error(v: Any, shape: str) -> errors.ServiceError:
+    if isinstance(v, dict):
+        return errors.serialization("Start of structure or map found where not expected")
+    if isinstance(v, list):
+        return errors.serialization("Start of list found where not expected")
+    if shape in (_MAP, _LIST):
+        return errors.serialization("Unexpected value type in payload")
+    return errors.serialization(f"{_token(v)} cannot be converted to {shape}")
