@@ -87,6 +87,15 @@ def _cancelled(reasons: list[dict[str, Any]]) -> ServiceError:
     )
 
 
+_EXPRESSION_PARAMS = (
+    "ProjectionExpression",
+    "FilterExpression",
+    "KeyConditionExpression",
+    "ConditionExpression",
+    "UpdateExpression",
+)
+
+
 class Exprs:
     """Parses one request's expressions and checks that every name and value given was used."""
 
@@ -102,6 +111,31 @@ class Exprs:
         self.used_names: set[str] = set()
         self.used_values: set[str] = set()
         self.any = False
+        texts = [req[p] for p in _EXPRESSION_PARAMS if isinstance(req.get(p), str)]
+        for p in _EXPRESSION_PARAMS:  # every expression's emptiness is checked before any is parsed
+            if isinstance(req.get(p), str) and not req[p].strip():
+                message = f"Invalid {p}: The expression can not be empty;"
+                raise (self._fail if p == "UpdateExpression" else errors.validation)(message)
+        if self.names or self.values:
+            self._precheck(texts)
+
+    def _precheck(self, texts: list[str]) -> None:
+        """What the service checks before parsing: key syntax, the values, names and values unused in the text."""
+        for label, given, sigil in (("Names", self.names, "#"), ("Values", self.values, ":")):
+            for k in given or ():
+                if not k.startswith(sigil):
+                    raise errors.validation(
+                        f'ExpressionAttribute{label} contains invalid key: Syntax error; key: "{k}"'
+                    )
+        for k, av in (self.values or {}).items():
+            Backend._check_av(av, k)
+        joined = " ".join(texts)
+        for label, given in (("Names", self.names), ("Values", self.values)):
+            unused = sorted(k for k in given or () if not re.search(re.escape(k) + r"(?![A-Za-z0-9_])", joined))
+            if unused and texts:
+                raise self._fail(
+                    f"Value provided in ExpressionAttribute{label} unused in expressions: keys: {{{', '.join(unused)}}}"
+                )
 
     def _track(self, obj: Any) -> Any:
         self.any = True
