@@ -87,6 +87,7 @@ def _cancelled(reasons: list[dict[str, Any]]) -> ServiceError:
     )
 
 
+TAGS_PAGE = 10  # ListTagsOfResource page size, as moto's test_list_table_tags_paginated records it
 _EXPRESSION_PARAMS = (
     "ProjectionExpression",
     "FilterExpression",
@@ -1144,8 +1145,15 @@ class Backend:
         return {}
 
     def list_tags(self, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
+        """Tags in pages of TAGS_PAGE; NextToken is the position of the next page (opaque to clients)."""
         t = self._by_arn(req.get("ResourceArn"), ctx)
-        return {"Tags": [{"Key": k, "Value": v} for k, v in t.tags.items()]}
+        token = req.get("NextToken")
+        start = int(token) if isinstance(token, str) and token.isdigit() else 0
+        tags = list(t.tags.items())
+        out: dict[str, Any] = {"Tags": [{"Key": k, "Value": v} for k, v in tags[start : start + TAGS_PAGE]]}
+        if start + TAGS_PAGE < len(tags):
+            out["NextToken"] = str(start + TAGS_PAGE)
+        return out
 
     def describe_endpoints(self, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
         return {"Endpoints": [{"Address": f"{self.config.host}:{self.config.port}", "CachePeriodInMinutes": 1440}]}
@@ -1275,9 +1283,8 @@ class Backend:
         elif rv == "ALL_NEW":
             attrs = new
         elif rv in ("UPDATED_OLD", "UPDATED_NEW"):
-            paths = set(update.updated_paths) if update is not None else set()
             src = (old or {}) if rv == "UPDATED_OLD" else new
-            attrs = {k: v for k, v in src.items() if k in paths}
+            attrs = update.updated.apply(src) if update is not None else None
         if attrs:
             out["Attributes"] = attrs
         if rcc:
@@ -1525,8 +1532,7 @@ class Backend:
                 )
             if not isinstance(segment, int) or not 0 <= segment < total:
                 raise errors.validation(
-                    f"The Segment parameter is zero-based and must be less than parameter TotalSegments: "
-                    f"Segment: {segment} is not less than TotalSegments: {total}"
+                    "The Segment parameter is zero-based and must be less than parameter TotalSegments"
                 )
         start = None
         esk = req.get("ExclusiveStartKey")

@@ -195,6 +195,7 @@ class _Parser:
         self.values = values or {}
         self.used_names: set[str] = set()
         self.used_values: set[str] = set()
+        self._last_group: tuple[int, int] | None = None  # token span of the last parenthesized condition
         if not expr or not expr.strip():
             raise self.error("The expression can not be empty;", detected=label == "UpdateExpression")
         self.toks = self._tokenize(expr)
@@ -388,9 +389,14 @@ class _Parser:
 
     def primary(self) -> _Pred:
         if self.at_op("("):
+            opened = self.i
             self.i += 1
             inner = self.condition()
+            # "((x))": a group whose whole content is another group is refused by the service
+            if self._last_group == (opened + 1, self.i - 1):
+                raise self.error("The expression has redundant parentheses;")
             self.expect_op(")")
+            self._last_group = (opened, self.i - 1)
             return inner
         if self.at_function() and self.peek().text in _BOOL_FUNCTIONS:
             return self.bool_function()
@@ -481,6 +487,11 @@ class _Parser:
     # -- update expressions -------------------------------------------------------------------------------------
     def update_operand(self) -> _Operand:
         tok = self.peek()
+        if self.at_op("("):  # the service accepts parentheses around operands and sums: ((c[1]) + (b.a))
+            self.i += 1
+            inner = self.set_value_operand()
+            self.expect_op(")")
+            return inner
         if tok.kind == "vname":
             self.i += 1
             av = self.value(tok.text)
@@ -506,6 +517,9 @@ class _Parser:
         raise self.syntax_error()
 
     def set_value(self) -> _Getter:
+        return self.set_value_operand().fn
+
+    def set_value_operand(self) -> _Operand:
         left = self.update_operand()
         tok = self.peek()
         if tok.kind == "op" and tok.text in ("+", "-"):
@@ -513,8 +527,8 @@ class _Parser:
             right = self.update_operand()
             for side in (left, right):
                 self.check_const_type(tok.text, side, ("N",))
-            return _arithmetic(left.fn, right.fn, tok.text == "-")
-        return left.fn
+            return _Operand("function", _arithmetic(left.fn, right.fn, tok.text == "-"))
+        return left
 
 
 # -- compiled condition pieces ----------------------------------------------------------------------------------
@@ -892,7 +906,17 @@ def parse_condition(
 class Update:
     """A parsed UpdateExpression; apply() returns a new item and never mutates its input."""
 
-    __slots__ = ("_adds", "_deletes", "_removes", "_sets", "expression", "updated_paths", "used_names", "used_values")
+    __slots__ = (
+        "_adds",
+        "_deletes",
+        "_removes",
+        "_sets",
+        "expression",
+        "updated",
+        "updated_paths",
+        "used_names",
+        "used_values",
+    )
 
     def __init__(
         self,
@@ -914,6 +938,8 @@ class Update:
         self._deletes = tuple((path, _getter(path), av) for path, av in deletes)
         targets = [p for p, _ in sets] + removes + [p for p, _ in adds] + [p for p, _ in deletes]
         self.updated_paths: frozenset[str] = frozenset(str(p[0]) for p in targets)
+        # UPDATED_OLD / UPDATED_NEW return exactly the updated document paths, nested as in the item
+        self.updated = Projection(expression, targets, set())
         self.used_names: frozenset[str] = frozenset(used_names)
         self.used_values: frozenset[str] = frozenset(used_values)
 
