@@ -609,7 +609,7 @@ class Backend:
         for group in (t.gsis, t.lsis):
             for idx in group.values():
                 oe = idx.entry(old, t.key) if old else None
-                ne = idx.entry(new, t.key) if new else None
+                ne = idx.entry(new, t.key, update) if new else None
                 if oe is None and ne is None:
                     continue
                 po = idx.project(old, t.key) if oe is not None and old is not None else None
@@ -1788,7 +1788,7 @@ class Backend:
             self._tokens[token] = (fingerprint, self.clock() + TOKEN_TTL)
         out: dict[str, Any] = {}
         if rcc:
-            out["ConsumedCapacity"] = [c.render(rcc) for c in consumed.values()]
+            out["ConsumedCapacity"] = [c.render(rcc, per_kind=True) for c in consumed.values()]
         return out
 
     def transact_get(self, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
@@ -1822,7 +1822,7 @@ class Backend:
             responses.append({"Item": project(item) if project else item} if item is not None else {})
         out: dict[str, Any] = {"Responses": responses}
         if rcc:
-            out["ConsumedCapacity"] = [c.render(rcc) for c in consumed.values()]
+            out["ConsumedCapacity"] = [c.render(rcc, per_kind=True) for c in consumed.values()]
         return out
 
 

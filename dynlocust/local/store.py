@@ -187,7 +187,7 @@ class Index:
     count: int = 0
     size: int = 0
 
-    def entry(self, item: Item, table_key: KeyDef) -> tuple[Any, Any] | None:
+    def entry(self, item: Item, table_key: KeyDef, update: bool = False) -> tuple[Any, Any] | None:
         """(hk, sk) of the item in this index, or None when the item lacks the index key."""
         k = self.key
         hav = item.get(k.hash_attr)
@@ -196,7 +196,7 @@ class Index:
         if k.hash_type not in hav:
             raise errors.validation(self._mismatch(k.hash_attr, k.hash_type, hav))
         if hav[k.hash_type] == "":
-            raise errors.validation(self._empty(k.hash_attr))
+            raise errors.validation(self._empty(k.hash_attr, update))
         rcmp: Any = None
         if k.range_attr is not None:
             rav = item.get(k.range_attr)
@@ -205,7 +205,7 @@ class Index:
             if k.range_type not in rav:
                 raise errors.validation(self._mismatch(k.range_attr, str(k.range_type), rav))
             if rav[str(k.range_type)] == "":
-                raise errors.validation(self._empty(k.range_attr))
+                raise errors.validation(self._empty(k.range_attr, update))
             rcmp = comparable(rav, str(k.range_type))
         ihk = comparable(hav, k.hash_type)
         check_key_sizes(ihk, rcmp)
@@ -215,7 +215,13 @@ class Index:
         )
         return ihk, (rcmp, t_hk, t_sk)
 
-    def _empty(self, attr: str) -> str:
+    def _empty(self, attr: str, update: bool = False) -> str:
+        if update:  # UpdateItem words it without naming the index
+            return (
+                "One or more parameter values are not valid. The update expression attempted to update a secondary "
+                "index key to a value that is not supported. The AttributeValue for a key attribute cannot contain "
+                "an empty string value."
+            )
         return (
             "One or more parameter values are not valid. A value specified for a secondary index key is not "
             "supported. The AttributeValue for a key attribute cannot contain an empty string value. "

@@ -444,7 +444,7 @@ def test_consumed_capacity_rules(client: Any) -> None:
         TransactItems=[{"Put": {"TableName": "tab1", "Item": {"pk": {"S": "t"}, "sk": {"N": "1"}}}}],
         ReturnConsumedCapacity="TOTAL",
     )
-    assert r["ConsumedCapacity"] == [{"TableName": "tab1", "CapacityUnits": 2.0}]
+    assert r["ConsumedCapacity"] == [{"TableName": "tab1", "CapacityUnits": 2.0, "WriteCapacityUnits": 2.0}]
     for i in range(3):
         client.put_item(TableName="tab1", Item={"pk": {"S": "q"}, "sk": {"N": str(i)}, "v": {"S": "y" * 1500}})
     r = client.query(
