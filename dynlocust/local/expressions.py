@@ -54,7 +54,7 @@ class ExpressionError(DynlocustError, ValueError):
         self.detected = detected
 
 
-_UPDATE_TYPE_ERROR = "Invalid UpdateExpression: An operand in the update expression has an incorrect data type"
+_UPDATE_TYPE_ERROR = "An operand in the update expression has an incorrect data type"
 _MISSING_ATTRIBUTE = "The provided expression refers to an attribute that does not exist in the item"
 _INVALID_PATH = "The document path provided in the update expression is invalid for update"
 
@@ -1026,7 +1026,7 @@ def parse_update(expr: str, names: Mapping[str, str] | None, values: Mapping[str
                 allowed = ("N", "SS", "NS", "BS") if clause == "ADD" else ("SS", "NS", "BS")
                 if t not in allowed:
                     raise p.error(
-                        f"Incorrect operand type for operator or function; operator: {clause}, "
+                        f"Incorrect operand type for operator or function; operator or function: operator: {clause}, "
                         f"operand type: {_TYPE_WORDS.get(t, t)}"
                     )
                 (adds if clause == "ADD" else deletes).append((path, av))
