@@ -420,3 +420,140 @@ def test_number_limits(client: Any, value: str, message: str) -> None:
         client.put_item(TableName="tab1", Item={**ITEM_KEY, "n": {"N": value}})
     assert error_of(exc) == (400, "ValidationException", message)
     client.put_item(TableName="tab1", Item={**ITEM_KEY, "n": {"N": "1" * 38 + "0" * 80}})
+
+
+# ---------------------------------------------------------------- conformance (issue 15): moto's suite, aws_verified
+def test_key_size_limits_are_enforced(client: Any) -> None:
+    create_table(client, range_type="S")
+    client.put_item(TableName="tab1", Item={"pk": {"S": "x" * 2048}, "sk": {"S": "y" * 1024}})
+    with pytest.raises(ClientError) as exc:
+        client.put_item(TableName="tab1", Item={"pk": {"S": "x" * 2049}, "sk": {"S": "y"}})
+    assert error_of(exc)[2].endswith("Size of hashkey has exceeded the maximum size limit of2048 bytes")
+    with pytest.raises(ClientError) as exc:
+        client.update_item(TableName="tab1", Key={"pk": {"S": "x"}, "sk": {"S": "é" * 513}})
+    assert error_of(exc)[2].endswith("Aggregated size of all range keys has exceeded the size limit of 1024 bytes")
+    with pytest.raises(ClientError) as exc:
+        client.query(TableName="tab1", KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": ""}})
+    assert error_of(exc)[2].endswith("cannot contain an empty string value. Key: pk")
+
+
+def test_table_arn_is_accepted_as_table_name(client: Any) -> None:
+    arn = create_table(client, range_type=None)["TableDescription"]["TableArn"]
+    client.put_item(TableName=arn, Item={"pk": {"S": "a"}})
+    assert client.get_item(TableName=arn, Key={"pk": {"S": "a"}})["Item"] == {"pk": {"S": "a"}}
+    got = client.batch_get_item(RequestItems={arn: {"Keys": [{"pk": {"S": "a"}}]}})["Responses"]
+    assert got == {arn: [{"pk": {"S": "a"}}]}
+    assert client.describe_table(TableName=arn)["Table"]["TableName"] == "tab1"
+    with pytest.raises(ClientError) as exc:
+        client.get_item(TableName=arn.replace("tab1", "nope"), Key={"pk": {"S": "a"}})
+    assert error_of(exc)[1] == "ResourceNotFoundException"
+
+
+def test_expression_checks_come_before_parsing_and_lookup(client: Any) -> None:
+    create_table(client, range_type=None)
+    cases = [
+        (
+            {"FilterExpression": "", "KeyConditionExpression": "pk = sth"},
+            "Invalid FilterExpression: The expression can not be empty;",
+        ),
+        (
+            {"KeyConditionExpression": "(#0 = x)", "ExpressionAttributeNames": {"#0": "pk", "#c": "c"}},
+            "Value provided in ExpressionAttributeNames unused in expressions: keys: {#c}",
+        ),
+        (
+            {"KeyConditionExpression": "pk = loc", "ExpressionAttributeValues": {"loc": {"S": "a"}}},
+            'ExpressionAttributeValues contains invalid key: Syntax error; key: "loc"',
+        ),
+    ]
+    for params, expected in cases:
+        with pytest.raises(ClientError) as exc:
+            client.query(TableName="tab1", **params)
+        assert error_of(exc) == (400, "ValidationException", expected)
+    with pytest.raises(ClientError) as exc:
+        client.update_item(
+            TableName="tab1",
+            Key={"pk": {"S": "a"}},
+            UpdateExpression="ADD s :e",
+            ExpressionAttributeValues={":e": {"SS": []}},
+        )
+    assert error_of(exc)[2] == (
+        "1 validation error detected: One or more parameter values were invalid: An string set  may not be empty"
+    )
+    with pytest.raises(ClientError) as exc:  # the request is refused before the (missing) table is looked up
+        client.batch_get_item(
+            RequestItems={"missing": {"Keys": [{"pk": {"S": "a"}}], "ExpressionAttributeNames": {"#c": "c"}}}
+        )
+    assert error_of(exc)[1] == "ValidationException"
+
+
+def test_wrong_json_types_and_malformed_legacy_parameters_are_400(endpoint: Any) -> None:
+    port = int(endpoint.url.rsplit(":", 1)[1])
+    target = "DynamoDB_20120810."
+    status, _, body = raw(port, target + "DescribeTable", b'{"TableName": true}')
+    assert (status, body["__type"].split("#")[1]) == (400, "SerializationException")
+    for op, payload in [
+        ("PutItem", {"TableName": "t", "Item": {"pk": {"S": "a"}}, "Expected": "x"}),
+        ("UpdateItem", {"TableName": "t", "Key": {"pk": {"S": "a"}}, "AttributeUpdates": 1}),
+        ("Query", {"TableName": "t", "KeyConditions": "pk"}),
+        ("PutItem", {"TableName": "t", "Item": {"pk": {"S": "a"}}, "Expected": {"a": "x"}}),
+        ("UpdateItem", {"TableName": "t", "Key": {"pk": {"S": "a"}}, "AttributeUpdates": {"a": {"Action": "PUT"}}}),
+    ]:
+        status, _, body = raw(port, target + op, json.dumps(payload).encode())
+        assert status == 400, (op, payload, body)
+
+
+def test_legacy_parameters_the_service_accepts(client: Any) -> None:
+    create_table(client, range_type=None)
+    client.put_item(TableName="tab1", Item={"pk": {"S": "a"}, "l": {"L": [{"N": "1"}]}, "v": {"S": "x"}})
+    client.update_item(
+        TableName="tab1",
+        Key={"pk": {"S": "a"}},
+        AttributeUpdates={"l": {"Action": "ADD", "Value": {"L": [{"N": "2"}]}}},
+        Expected={"v": {"ComparisonOperator": "EQ", "Value": {"S": "x"}}},
+    )
+    item = client.get_item(TableName="tab1", Key={"pk": {"S": "a"}})["Item"]
+    assert item["l"] == {"L": [{"N": "1"}, {"N": "2"}]}
+
+
+def test_update_expression_conformance(client: Any) -> None:
+    create_table(client, range_type=None)
+    client.put_item(
+        TableName="tab1",
+        Item={
+            "pk": {"S": "a"},
+            "a": {"M": {"b": {"L": [{"S": "x"}]}, "c": {"N": "1"}}},
+            "n": {"L": [{"N": "1"}, {"N": "2"}]},
+        },
+    )
+    out = client.update_item(
+        TableName="tab1",
+        Key={"pk": {"S": "a"}},
+        UpdateExpression="SET a.d = list_append(a.b, :i), a.e = ((n[1]) + (a.c))",
+        ExpressionAttributeValues={":i": {"L": [{"S": "y"}]}},
+        ReturnValues="UPDATED_NEW",
+    )
+    assert out["Attributes"] == {"a": {"M": {"d": {"L": [{"S": "x"}, {"S": "y"}]}, "e": {"N": "3"}}}}
+    with pytest.raises(ClientError) as exc:
+        client.put_item(TableName="tab1", Item={"pk": {"S": "b"}}, ConditionExpression="((attribute_not_exists(pk)))")
+    assert error_of(exc)[2] == "Invalid ConditionExpression: The expression has redundant parentheses;"
+
+
+def test_describe_shapes_and_tag_paging(client: Any) -> None:
+    t = create_table(
+        client,
+        range_type=None,
+        BillingMode="PROVISIONED",
+        ProvisionedThroughput={"ReadCapacityUnits": 1, "WriteCapacityUnits": 1},
+        SSESpecification={"Enabled": True, "SSEType": "KMS"},
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"},
+    )["TableDescription"]
+    assert t["BillingModeSummary"] == {"BillingMode": "PROVISIONED"}
+    assert t["SSEDescription"]["Status"] == "ENABLED" and t["SSEDescription"]["KMSMasterKeyArn"].startswith(
+        "arn:aws:kms"
+    )
+    assert t["LatestStreamArn"] == f"{t['TableArn']}/stream/{t['LatestStreamLabel']}"
+    client.tag_resource(ResourceArn=t["TableArn"], Tags=[{"Key": f"k{i}", "Value": "v"} for i in range(11)])
+    page = client.list_tags_of_resource(ResourceArn=t["TableArn"])
+    assert len(page["Tags"]) == 10
+    rest = client.list_tags_of_resource(ResourceArn=t["TableArn"], NextToken=page["NextToken"])
+    assert len(rest["Tags"]) == 1 and "NextToken" not in rest
