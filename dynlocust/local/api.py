@@ -112,11 +112,13 @@ class Exprs:
         self.used_names: set[str] = set()
         self.used_values: set[str] = set()
         self.any = False
-        texts = [req[p] for p in _EXPRESSION_PARAMS if isinstance(req.get(p), str)]
-        for p in _EXPRESSION_PARAMS:  # every expression's emptiness is checked before any is parsed
-            if isinstance(req.get(p), str) and not req[p].strip():
-                message = f"Invalid {p}: The expression can not be empty;"
-                raise (self._fail if p == "UpdateExpression" else errors.validation)(message)
+        texts = [v for p, v in req.items() if p in _EXPRESSION_PARAMS and type(v) is str]
+        if texts and not all(t.strip() for t in texts):
+            for p in _EXPRESSION_PARAMS:  # every expression's emptiness is checked before any is parsed
+                v = req.get(p)
+                if type(v) is str and not v.strip():
+                    message = f"Invalid {p}: The expression can not be empty;"
+                    raise (self._fail if p == "UpdateExpression" else errors.validation)(message)
         if self.names or self.values:
             self._precheck(texts)
 

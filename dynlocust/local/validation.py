@@ -179,13 +179,18 @@ def _fits(v: Any, shape: str) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
+_PY_TYPES = {_STR: str, _MAP: dict, _LIST: list, _BOOL: bool, _INT: int}
+_PARAM_TYPES: dict[str, type] = {name: _PY_TYPES[shape] for name, shape in PARAM_SHAPES.items()}
+
+
 def check_param_types(req: dict[str, Any]) -> None:
     """SerializationException for a top-level parameter of the wrong JSON type (null counts as absent)."""
+    types = _PARAM_TYPES
     for name, v in req.items():
-        shape = PARAM_SHAPES.get(name)
-        if shape is None or v is None or _fits(v, shape):
-            continue
-        raise serialization_error(v, shape)
+        expected = types.get(name)
+        if expected is None or type(v) is expected or v is None or _fits(v, PARAM_SHAPES[name]):
+            continue  # the cheap exact-type test first: this runs on every request
+        raise serialization_error(v, PARAM_SHAPES[name])
 
 
 def serialization_error(v: Any, shape: str) -> errors.ServiceError:
