@@ -21,7 +21,14 @@ from dynlocust.errors import ConfigurationError
 from dynlocust.local import errors
 from dynlocust.local.config import LocalConfig
 from dynlocust.local.errors import ServiceError
-from dynlocust.local.limits import BATCH_GET_MAX, BATCH_WRITE_MAX, DEFAULT_WARM, TRANSACT_ITEMS_MAX
+from dynlocust.local.limits import (
+    BATCH_GET_MAX,
+    BATCH_WRITE_MAX,
+    DEFAULT_WARM,
+    GSI_HASH_ATTRS_MAX,
+    GSI_RANGE_ATTRS_MAX,
+    TRANSACT_ITEMS_MAX,
+)
 from dynlocust.local.store import Collection, Index, Item, KeyDef, Table, check_key_sizes, comparable
 from dynlocust.local.units import (
     ITEM_LIMIT,
@@ -169,6 +176,15 @@ class Exprs:
         return self._call(_expressions().parse_projection, text, self.names)
 
     def key_condition(self, text: str, key: KeyDef) -> Any:
+        if key.multi:
+            return self._call(
+                _expressions().parse_multi_key_condition,
+                text,
+                self.names,
+                self.values,
+                [a for a, _ in key.hash_parts()],
+                [a for a, _ in key.range_parts()],
+            )
         return self._call(
             _expressions().parse_key_condition, text, self.names, self.values, key.hash_attr, key.range_attr
         )
@@ -728,26 +744,40 @@ class Backend:
         return None if mode == "NONE" else mode
 
     # ------------------------------------------------------------------ control plane
-    def _key_schema(self, schema: Any, defs: dict[str, str], where: str) -> KeyDef:
-        if not isinstance(schema, list) or not 1 <= len(schema) <= 2:
+    def _key_schema(self, schema: Any, defs: dict[str, str], where: str, multi: bool = False) -> KeyDef:
+        """A KeyDef from a KeySchema; a GSI (`multi`) may name up to 4 HASH then up to 4 RANGE attributes."""
+        most = 2 * GSI_HASH_ATTRS_MAX if multi else 2
+        if not isinstance(schema, list) or not 1 <= len(schema) <= most:
             raise errors.validation(f"1 validation error detected: Value at '{where}' failed to satisfy constraint")
-        hash_attr = range_attr = None
+        hashes: list[str] = []
+        ranges: list[str] = []
         for el in schema:
-            if el.get("KeyType") == "HASH" and hash_attr is None:
-                hash_attr = el.get("AttributeName")
-            elif el.get("KeyType") == "RANGE" and range_attr is None:
-                range_attr = el.get("AttributeName")
+            kind, name = el.get("KeyType"), el.get("AttributeName")
+            if kind == "HASH" and not ranges and len(hashes) < (GSI_HASH_ATTRS_MAX if multi else 1):
+                hashes.append(name)
+            elif kind == "RANGE" and hashes and len(ranges) < (GSI_RANGE_ATTRS_MAX if multi else 1):
+                ranges.append(name)
+            elif not hashes:
+                raise errors.validation("Invalid KeySchema: The first KeySchemaElement is not a HASH key type")
             else:
                 raise errors.validation("Invalid KeySchema: Some index key attribute have no definition")
-        if hash_attr is None:
-            raise errors.validation("Invalid KeySchema: The first KeySchemaElement is not a HASH key type")
-        missing = [a for a in (hash_attr, range_attr) if a is not None and a not in defs]
+        if len(set(hashes + ranges)) != len(hashes) + len(ranges):
+            raise errors.validation("Invalid KeySchema: Some index key attribute have no definition")
+        missing = [a for a in hashes + ranges if a not in defs]
         if missing:
             raise errors.validation(
                 "One or more parameter values were invalid: Some index key attributes are not defined in "
                 f"AttributeDefinitions. Keys: [{', '.join(missing)}], AttributeDefinitions: [{', '.join(defs)}]"
             )
-        return KeyDef(hash_attr, defs[hash_attr], range_attr, defs[range_attr] if range_attr else None)
+        range_attr = ranges[0] if ranges else None
+        return KeyDef(
+            hashes[0],
+            defs[hashes[0]],
+            range_attr,
+            defs[range_attr] if range_attr else None,
+            more_hash=tuple((a, defs[a]) for a in hashes[1:]),
+            more_range=tuple((a, defs[a]) for a in ranges[1:]),
+        )
 
     @staticmethod
     def _projection(p: Any) -> tuple[str, list[str]]:
@@ -789,7 +819,7 @@ class Backend:
         name = g.get("IndexName")
         if not isinstance(name, str) or not _TABLE_NAME.match(name):
             raise errors.validation(f"Invalid index name: {name}")
-        key = self._key_schema(g.get("KeySchema"), defs, "globalSecondaryIndexes.member.keySchema")
+        key = self._key_schema(g.get("KeySchema"), defs, "globalSecondaryIndexes.member.keySchema", multi=True)
         ptype, non_key = self._projection(g.get("Projection"))
         prov = self._throughput(g.get("ProvisionedThroughput"), billing, f" for index {name}")
         return Index(
@@ -996,9 +1026,8 @@ class Backend:
 
     @staticmethod
     def _schema(k: KeyDef) -> list[dict[str, str]]:
-        out = [{"AttributeName": k.hash_attr, "KeyType": "HASH"}]
-        if k.range_attr:
-            out.append({"AttributeName": k.range_attr, "KeyType": "RANGE"})
+        out = [{"AttributeName": a, "KeyType": "HASH"} for a, _ in k.hash_parts()]
+        out += [{"AttributeName": a, "KeyType": "RANGE"} for a, _ in k.range_parts()]
         return out
 
     def _index_desc(self, t: Table, idx: Index) -> dict[str, Any]:
@@ -1477,7 +1506,16 @@ class Backend:
                     "One or more parameter values are not valid. The AttributeValue for a key attribute "
                     f"cannot contain an empty string value. Key: {attr}"
                 )
-        hk = comparable(hav, key.hash_type)
+        if key.multi:
+            for (attr, typ), av in zip(key.hash_parts(), kc.hash_values, strict=True):
+                if typ not in av:
+                    raise errors.validation(
+                        "One or more parameter values were invalid: Condition parameter type does not match schema "
+                        f"type; key: {attr}"
+                    )
+            hk: Any = tuple(comparable(av, typ) for (_, typ), av in zip(key.hash_parts(), kc.hash_values, strict=True))
+        else:
+            hk = comparable(hav, key.hash_type)
         forward = req.get("ScanIndexForward", True)
         start = None
         esk = req.get("ExclusiveStartKey")
@@ -1487,7 +1525,10 @@ class Backend:
                 raise errors.validation(
                     "The provided starting key is invalid: The provided key element does not match the schema"
                 )
-        rows = _in_range(coll.query(hk, forward, start), kc, key.range_attr)
+        if key.multi:
+            rows: Iterator[Item] = (item for _, item in coll.query(hk, forward, start) if kc.matches_item(item))
+        else:
+            rows = _in_range(coll.query(hk, forward, start), kc, key.range_attr)
         out, size, _first = self._page(req, t, idx, rows, filt, project, select)
         consistent = bool(req.get("ConsistentRead", False))
         units = read_units(size, consistent)

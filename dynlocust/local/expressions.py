@@ -1312,6 +1312,66 @@ def parse_key_condition(
     return KeyCondition(expr, hash_key, hvals[0], range_key, range_op, range_values, p.used_names, p.used_values)
 
 
+class MultiKeyCondition(KeyCondition):
+    """A KeyConditionExpression on a multi-attribute GSI key: every partition attribute with "=", then sort
+    attributes left to right, "=" on all but the last given one (which may use any sort-key operator)."""
+
+    __slots__ = ("hash_values", "matchers")
+
+    def __init__(
+        self,
+        expression: str,
+        hash_parts: list[tuple[str, AV]],
+        matchers: list[tuple[str, Callable[[AV | None], bool]]],
+        used_names: set[str],
+        used_values: set[str],
+    ) -> None:
+        super().__init__(expression, hash_parts[0][0], hash_parts[0][1], None, None, (), used_names, used_values)
+        self.hash_values = tuple(av for _, av in hash_parts)
+        self.matchers = tuple(matchers)
+
+    def matches_item(self, item: Item) -> bool:
+        return all(m(item.get(attr)) for attr, m in self.matchers)
+
+
+def parse_multi_key_condition(
+    expr: str,
+    names: Mapping[str, str] | None,
+    values: Mapping[str, AV] | None,
+    hash_keys: list[str],
+    range_keys: list[str],
+) -> MultiKeyCondition:
+    """Parse a KeyConditionExpression against a multi-attribute key (up to 4 partition and 4 sort attributes)."""
+    p = _Parser(expr, names, values, "KeyConditionExpression")
+    parts = _key_parts(p)
+    p.expect_eof()
+    by_attr: dict[str, tuple[str, tuple[AV, ...]]] = {}
+    for attr, op, vals in parts:
+        if attr in by_attr:
+            raise p.error("KeyConditionExpressions must only contain one condition per key")
+        by_attr[attr] = (op, vals)
+    for h in hash_keys:
+        if h not in by_attr:
+            raise ExpressionError(f"Query condition missed key schema element: {h}")
+        if by_attr[h][0] != "=":
+            raise ExpressionError("Query key condition not supported")
+    for attr in by_attr:
+        if attr not in hash_keys and attr not in range_keys:
+            raise ExpressionError(f"Query condition missed key schema element: {attr}")
+    given = [r for r in range_keys if r in by_attr]
+    if given != range_keys[: len(given)]:
+        missing = next(r for r in range_keys if r not in by_attr)
+        raise ExpressionError(f"Query condition missed key schema element: {missing}")
+    for r in given[:-1]:
+        if by_attr[r][0] != "=":
+            raise ExpressionError(
+                f"Query key condition not supported: only the last sort key condition may use {by_attr[r][0]}; key: {r}"
+            )
+    matchers = [(r, _range_matcher(*by_attr[r])) for r in given]
+    hash_parts = [(h, by_attr[h][1][0]) for h in hash_keys]
+    return MultiKeyCondition(expr, hash_parts, matchers, p.used_names, p.used_values)
+
+
 # DynamoDB reserved words (developer guide, "Reserved words in DynamoDB"): bare use as a name is an error.
 _RESERVED_TEXT = """
     ABORT ABSOLUTE ACTION ADD AFTER AGENT AGGREGATE ALL ALLOCATE ALTER ANALYZE AND ANY ARCHIVE ARE ARRAY

@@ -161,13 +161,29 @@ class Collection:
 
 @dataclass
 class KeyDef:
+    """A key schema. GSIs may have multi-attribute keys: the attributes after the first go in more_hash/more_range."""
+
     hash_attr: str
     hash_type: str
     range_attr: str | None = None
     range_type: str | None = None
+    more_hash: tuple[tuple[str, str], ...] = ()
+    more_range: tuple[tuple[str, str], ...] = ()
 
     def names(self) -> list[str]:
+        if self.more_hash or self.more_range:
+            return [a for a, _ in self.hash_parts()] + [a for a, _ in self.range_parts()]
         return [self.hash_attr] if self.range_attr is None else [self.hash_attr, self.range_attr]
+
+    def hash_parts(self) -> list[tuple[str, str]]:
+        return [(self.hash_attr, self.hash_type), *self.more_hash]
+
+    def range_parts(self) -> list[tuple[str, str]]:
+        return [] if self.range_attr is None else [(self.range_attr, str(self.range_type)), *self.more_range]
+
+    @property
+    def multi(self) -> bool:
+        return bool(self.more_hash or self.more_range)
 
 
 @dataclass
@@ -190,6 +206,8 @@ class Index:
     def entry(self, item: Item, table_key: KeyDef, update: bool = False) -> tuple[Any, Any] | None:
         """(hk, sk) of the item in this index, or None when the item lacks the index key."""
         k = self.key
+        if k.multi:
+            return self._multi_entry(item, table_key, update)
         hav = item.get(k.hash_attr)
         if hav is None:
             return None
@@ -214,6 +232,28 @@ class Index:
             comparable(item[table_key.range_attr], str(table_key.range_type)) if table_key.range_attr is not None else 0
         )
         return ihk, (rcmp, t_hk, t_sk)
+
+    def _multi_entry(self, item: Item, table_key: KeyDef, update: bool) -> tuple[Any, Any] | None:
+        """Like entry() for a multi-attribute key: (tuple of partition values, (tuple of sort values, table key));
+        an item lacking any key attribute is not in the index."""
+        out: list[tuple[Any, ...]] = []
+        for parts in (self.key.hash_parts(), self.key.range_parts()):
+            values = []
+            for attr, typ in parts:
+                av = item.get(attr)
+                if av is None:
+                    return None
+                if typ not in av:
+                    raise errors.validation(self._mismatch(attr, typ, av))
+                if av[typ] == "":
+                    raise errors.validation(self._empty(attr, update))
+                values.append(comparable(av, typ))
+            out.append(tuple(values))
+        t_hk = comparable(item[table_key.hash_attr], table_key.hash_type)
+        t_sk = (
+            comparable(item[table_key.range_attr], str(table_key.range_type)) if table_key.range_attr is not None else 0
+        )
+        return out[0], (out[1] or None, t_hk, t_sk)
 
     def _empty(self, attr: str, update: bool = False) -> str:
         if update:  # UpdateItem words it without naming the index

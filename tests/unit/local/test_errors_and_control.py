@@ -557,3 +557,48 @@ def test_describe_shapes_and_tag_paging(client: Any) -> None:
     assert len(page["Tags"]) == 10
     rest = client.list_tags_of_resource(ResourceArn=t["TableArn"], NextToken=page["NextToken"])
     assert len(rest["Tags"]) == 1 and "NextToken" not in rest
+
+
+def test_multi_attribute_gsi_keys(client: Any) -> None:
+    gsi = {
+        "IndexName": "gsi",
+        "KeySchema": [
+            {"AttributeName": "a", "KeyType": "HASH"},
+            {"AttributeName": "b", "KeyType": "HASH"},
+            {"AttributeName": "s1", "KeyType": "RANGE"},
+            {"AttributeName": "s2", "KeyType": "RANGE"},
+        ],
+        "Projection": {"ProjectionType": "KEYS_ONLY"},
+    }
+    t = create_table(client, range_type=None, gsis=[gsi], extra_attrs={"a": "S", "b": "S", "s1": "S", "s2": "N"})
+    assert t["TableDescription"]["GlobalSecondaryIndexes"][0]["KeySchema"] == gsi["KeySchema"]
+    rows = [("1", "x", 3), ("2", "x", 1), ("3", "y", 2), ("4", "x", 2)]
+    for pk, s1, s2 in rows:
+        item = {"pk": {"S": pk}, "a": {"S": "A"}, "b": {"S": "B"}, "s1": {"S": s1}, "s2": {"N": str(s2)}}
+        client.put_item(TableName="tab1", Item=item)
+    client.put_item(TableName="tab1", Item={"pk": {"S": "5"}, "a": {"S": "A"}, "b": {"S": "B"}, "s1": {"S": "x"}})
+    values = {":a": {"S": "A"}, ":b": {"S": "B"}, ":x": {"S": "x"}, ":n": {"N": "1"}}
+
+    def query(kce: str, **kw: Any) -> list[str]:
+        used = {k: v for k, v in values.items() if k in kce}
+        out = client.query(
+            TableName="tab1", IndexName="gsi", KeyConditionExpression=kce, ExpressionAttributeValues=used, **kw
+        )
+        return [i["pk"]["S"] for i in out["Items"]]
+
+    assert query("a = :a AND b = :b") == ["2", "4", "1", "3"]  # sorted by s1 then s2; item 5 lacks s2
+    assert query("a = :a AND b = :b AND s1 = :x AND s2 > :n") == ["4", "1"]
+    page = client.query(
+        TableName="tab1",
+        IndexName="gsi",
+        KeyConditionExpression="a = :a AND b = :b",
+        ExpressionAttributeValues={":a": values[":a"], ":b": values[":b"]},
+        Limit=2,
+    )
+    assert set(page["LastEvaluatedKey"]) == {"pk", "a", "b", "s1", "s2"}
+    with pytest.raises(ClientError) as exc:
+        query("a = :a AND b = :b AND s2 > :n")  # skips s1
+    assert "s1" in error_of(exc)[2]
+    with pytest.raises(ClientError) as exc:
+        query("a = :a AND s1 = :x")  # misses the second partition attribute
+    assert "b" in error_of(exc)[2]
