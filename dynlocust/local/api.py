@@ -72,6 +72,19 @@ class Ctx:
 
     tables: list[str] = field(default_factory=list)
     unprocessed: int = 0
+    region: str = ""  # from the request's credential scope; "" = the endpoint's --region
+
+
+def request_region(headers: dict[str, str]) -> str:
+    """The region of a SigV4 request's credential scope (Credential=KEY/DATE/REGION/dynamodb/...), or ""."""
+    auth = headers.get("authorization")
+    if not auth:
+        return ""
+    start = auth.find("Credential=")
+    if start < 0:
+        return ""
+    parts = auth[start + 11 : start + 200].split("/", 3)
+    return parts[2] if len(parts) > 3 else ""
 
 
 def throttle_error(th: Any) -> ServiceError:
@@ -469,13 +482,34 @@ class Backend:
             "TransactWriteItems": self.transact_write,
             "TransactGetItems": self.transact_get,
         }
-        self.ops = {op: _typed(fn) for op, fn in self.ops.items()}
+        self.ops = {op: self._dispatch(fn) for op, fn in self.ops.items()}
         self._ttl: dict[str, dict[str, Any]] = {}
+        # tables live in a region, as in the service: each request works on its credential scope's region
+        self.region = config.region
+        self._regions: dict[str, tuple[dict[str, Table], dict[str, dict[str, Any]]]] = {
+            config.region: (self.tables, self._ttl)
+        }
         self._tokens: dict[str, tuple[bytes, float]] = {}  # ClientRequestToken -> (request, expiry)
 
     # ------------------------------------------------------------------ helpers
+    def _dispatch(
+        self, handler: Callable[[dict[str, Any], Ctx], dict[str, Any]]
+    ) -> Callable[[dict[str, Any], Ctx], Any]:
+        """`handler` behind the check of its parameters' JSON types (the service's first check), working on the
+        tables of the request's region."""
+
+        def run(req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
+            check_param_types(req)
+            region = ctx.region or self.config.region
+            if region != self.region:
+                self.tables, self._ttl = self._regions.setdefault(region, ({}, {}))
+                self.region = region
+            return handler(req, ctx)
+
+        return run
+
     def table_arn(self, name: str) -> str:
-        return f"arn:aws:dynamodb:{self.config.region}:{self.config.account_id}:table/{name}"
+        return f"arn:aws:dynamodb:{self.region}:{self.config.account_id}:table/{name}"
 
     def _table(self, req: dict[str, Any], ctx: Ctx, name: str | None = None) -> Table:
         """An ACTIVE table for the data plane; missing or still CREATING -> ResourceNotFoundException."""
@@ -958,7 +992,7 @@ class Backend:
         """SSEDescription for an SSESpecification asking for KMS encryption (the default, owned key needs none)."""
         if not isinstance(spec, dict) or not spec.get("Enabled"):
             return None
-        default = f"arn:aws:kms:{self.config.region}:{self.config.account_id}:key/{uuid.uuid4()}"
+        default = f"arn:aws:kms:{self.region}:{self.config.account_id}:key/{uuid.uuid4()}"
         key = spec.get("KMSMasterKeyId") or default
         return {"Status": "ENABLED", "SSEType": "KMS", "KMSMasterKeyArn": key}
 
@@ -1871,16 +1905,6 @@ class Backend:
         if rcc:
             out["ConsumedCapacity"] = [c.render(rcc, per_kind=True) for c in consumed.values()]
         return out
-
-
-def _typed(handler: Callable[[dict[str, Any], Ctx], dict[str, Any]]) -> Callable[[dict[str, Any], Ctx], Any]:
-    """`handler` behind the check of its parameters' JSON types, which the service makes before anything else."""
-
-    def typed(req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
-        check_param_types(req)
-        return handler(req, ctx)
-
-    return typed
 
 
 def _transact_items(req: dict[str, Any]) -> list[Any]:

@@ -7,10 +7,13 @@ account, and table quotas", and the API reference of each operation.
 
 from __future__ import annotations
 
-# --- issue 15 (conformance): keys, items, indexes, batches, transactions --------------------------------------
-# "The maximum length of a partition key value is 2048 bytes." (Developer Guide, Partition key)
+# --- issue 15 (conformance): keys, indexes, batches, transactions ---------------------------------------------
+# (quoted where the wording was checked against the Developer Guide's Constraints page; the rest paraphrase it)
+# "The minimum length of a partition key value is 1 byte. The maximum length is 2048 bytes." (Developer Guide,
+# Constraints, Partition key length)
 HASH_KEY_MAX_BYTES = 2048
-# "The maximum length of a sort key value is 1024 bytes." (Developer Guide, Sort key)
+# "The minimum length of a sort key value is 1 byte. The maximum length is 1024 bytes." (Developer Guide,
+# Constraints, Sort key length)
 RANGE_KEY_MAX_BYTES = 1024
 # "You can define up to 5 local secondary indexes per table." (Developer Guide, Secondary indexes)
 LSI_MAX = 5
@@ -28,9 +31,6 @@ TRANSACT_ITEMS_MAX = 100
 BATCH_WRITE_MAX = 25
 # "A single operation can retrieve up to 16 MB of data, which can contain as many as 100 items." (BatchGetItem)
 BATCH_GET_MAX = 100
-# "For the attribute names of a ProjectionExpression ... the total count of NonKeyAttributes summed across all of
-# the local and global secondary indexes on a table must not exceed 100." (API reference, Projection)
-NON_KEY_ATTRIBUTES_MAX = 100
 # "new on-demand tables ... can instantly accommodate up to 4,000 write request units and 12,000 read request
 # units" (Developer Guide, Warm throughput / on-demand initial throughput); a WarmThroughput below the table's
 # provisioned units or below these on-demand defaults is refused.

@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 
 from dynlocust.local import errors
-from dynlocust.local.api import Backend, Ctx
+from dynlocust.local.api import Backend, Ctx, request_region
 from dynlocust.local.config import LocalConfig
 from dynlocust.local.errors import ServiceError
 
@@ -133,7 +133,7 @@ class LocalServer:
             return self._response(200, f"healthy: dynamodb.{self.config.region}.amazonaws.com ".encode(), "text/plain")
         amz_target = headers.get("x-amz-target", "")
         op = amz_target[len(TARGET_PREFIX) :] if amz_target.startswith(TARGET_PREFIX) else ""
-        ctx = Ctx()
+        ctx = Ctx(region=request_region(headers))
         try:
             if method != "POST":
                 raise errors.unknown_operation()

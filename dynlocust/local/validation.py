@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from dynlocust.local import errors
-from dynlocust.local.limits import DEFAULT_WARM, LSI_MAX
+from dynlocust.local.limits import DEFAULT_WARM, GSI_MAX, LSI_MAX
 
 _HEAD = "One or more parameter values were invalid: "
 
@@ -85,6 +85,8 @@ def check_create_table(req: dict[str, Any]) -> None:
             projection = idx.get("Projection")
             if not isinstance(projection, dict) or "ProjectionType" not in projection:
                 raise errors.validation(f"{_HEAD}Unknown ProjectionType: null")
+    if gsis and len(gsis) > GSI_MAX:
+        raise errors.validation(f"{_HEAD}GlobalSecondaryIndex count exceeds the per-table limit of {GSI_MAX}")
     if lsis and len(lsis) > LSI_MAX:
         raise errors.validation(f"{_HEAD}Number of LocalSecondaryIndexes exceeds per-table limit of {LSI_MAX}")
     defs = req.get("AttributeDefinitions")

@@ -8,11 +8,12 @@ import time
 import zlib
 from typing import Any
 
+import boto3
 import pytest
 from botocore.exceptions import ClientError
 
 from dynlocust.local.embedded import serve_in_thread
-from tests.unit.local.conftest import create_table, error_of
+from tests.unit.local.conftest import CONFIG, CREDS, create_table, error_of
 
 
 def raw(port: int, target: str | None, body: bytes, path: str = "/", method: str = "POST") -> tuple[int, dict, Any]:
@@ -602,3 +603,17 @@ def test_multi_attribute_gsi_keys(client: Any) -> None:
     with pytest.raises(ClientError) as exc:
         query("a = :a AND s1 = :x")  # misses the second partition attribute
     assert "b" in error_of(exc)[2]
+
+
+def test_tables_are_namespaced_by_region(endpoint: Any, client: Any) -> None:
+    other = boto3.client("dynamodb", endpoint_url=endpoint.url, config=CONFIG, **{**CREDS, "region_name": "eu-west-1"})
+    arn = create_table(other, range_type=None)["TableDescription"]["TableArn"]
+    assert arn.startswith("arn:aws:dynamodb:eu-west-1:")
+    assert other.list_tables()["TableNames"] == ["tab1"]
+    assert client.list_tables()["TableNames"] == []
+    with pytest.raises(ClientError) as exc:
+        client.describe_table(TableName="tab1")
+    assert error_of(exc)[1] == "ResourceNotFoundException"
+    create_table(client, range_type=None)  # the same name in another region is another table
+    client.put_item(TableName="tab1", Item={"pk": {"S": "here"}})
+    assert other.scan(TableName="tab1")["Items"] == []
