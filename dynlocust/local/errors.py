@@ -47,6 +47,12 @@ def validation(message: str) -> ServiceError:
     return ServiceError("ValidationException", message, prefix=VALIDATE_PREFIX)
 
 
+def detected(*messages: str) -> ServiceError:
+    """The service's aggregate form: "1 validation error detected: a" or "2 validation errors detected: a; b"."""
+    n = len(messages)
+    return validation(f"{n} validation error{'s' if n > 1 else ''} detected: {'; '.join(messages)}")
+
+
 def not_found(message: str = "Requested resource not found") -> ServiceError:
     return ServiceError("ResourceNotFoundException", message)
 

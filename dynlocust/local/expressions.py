@@ -48,12 +48,14 @@ _Pred = Callable[[Item], bool]
 class ExpressionError(DynlocustError, ValueError):
     """An expression the service would reject with a ValidationException; str() is the service-style message."""
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, detected: bool = False) -> None:
         super().__init__(message)
         self.message = message
+        # the service words some expression errors as "1 validation error detected: <message>"
+        self.detected = detected
 
 
-_UPDATE_TYPE_ERROR = "Invalid UpdateExpression: An operand in the update expression has an incorrect data type"
+_UPDATE_TYPE_ERROR = "An operand in the update expression has an incorrect data type"
 _MISSING_ATTRIBUTE = "The provided expression refers to an attribute that does not exist in the item"
 _INVALID_PATH = "The document path provided in the update expression is invalid for update"
 
@@ -179,7 +181,8 @@ def _check_overlaps(paths: list[Path], label: str) -> None:
     def refuse(kind: str, p1: Path, p2: Path) -> ExpressionError:
         return ExpressionError(
             f"Invalid {label}: Two document paths {kind} with each other; must remove or rewrite one of "
-            f"these paths; path one: [{_fmt_path(p1)}], path two: [{_fmt_path(p2)}]"
+            f"these paths; path one: [{_fmt_path(p1)}], path two: [{_fmt_path(p2)}]",
+            detected=kind == "overlap",
         )
 
     root = _PathNode(())
@@ -221,8 +224,9 @@ class _Parser:
             size = len(expr.encode("utf-8", "surrogatepass"))
             if size > MAX_EXPRESSION_BYTES:
                 raise self.error(f"Expression size has exceeded the maximum allowed size; expression size: {size}")
+        self._last_group: tuple[int, int] | None = None  # token span of the last parenthesized condition
         if not expr or not expr.strip():
-            raise self.error("The expression can not be empty;")
+            raise self.error("The expression can not be empty;", detected=label == "UpdateExpression")
         self.toks = self._tokenize(expr)
         self.i = 0
         self.depth = 0
@@ -245,8 +249,8 @@ class _Parser:
         return out
 
     # -- token helpers ------------------------------------------------------------------------------------------
-    def error(self, message: str) -> ExpressionError:
-        return ExpressionError(f"Invalid {self.label}: {message}")
+    def error(self, message: str, detected: bool = False) -> ExpressionError:
+        return ExpressionError(f"Invalid {self.label}: {message}", detected)
 
     def syntax_error(self) -> ExpressionError:
         tok = self.toks[self.i]
@@ -432,9 +436,14 @@ class _Parser:
 
     def primary(self) -> _Pred:
         if self.at_op("("):
+            opened = self.i
             self.open_paren()
             inner = self.condition()
+            # "((x))": a group whose whole content is another group is refused by the service
+            if self._last_group == (opened + 1, self.i - 1):
+                raise self.error("The expression has redundant parentheses;")
             self.close_paren()
+            self._last_group = (opened, self.i - 1)
             return inner
         if self.at_function() and self.peek().text in _BOOL_FUNCTIONS:
             return self.bool_function()
@@ -525,6 +534,11 @@ class _Parser:
     # -- update expressions -------------------------------------------------------------------------------------
     def update_operand(self) -> _Operand:
         tok = self.peek()
+        if self.at_op("("):  # the service accepts parentheses around operands and sums: ((c[1]) + (b.a))
+            self.i += 1
+            inner = self.set_value_operand()
+            self.expect_op(")")
+            return inner
         if tok.kind == "vname":
             self.i += 1
             av = self.value(tok.text)
@@ -550,6 +564,9 @@ class _Parser:
         raise self.syntax_error()
 
     def set_value(self) -> _Getter:
+        return self.set_value_operand().fn
+
+    def set_value_operand(self) -> _Operand:
         left = self.update_operand()
         tok = self.peek()
         if tok.kind == "op" and tok.text in ("+", "-"):
@@ -557,8 +574,8 @@ class _Parser:
             right = self.update_operand()
             for side in (left, right):
                 self.check_const_type(tok.text, side, ("N",))
-            return _arithmetic(left.fn, right.fn, tok.text == "-")
-        return left.fn
+            return _Operand("function", _arithmetic(left.fn, right.fn, tok.text == "-"))
+        return left
 
 
 # -- compiled condition pieces ----------------------------------------------------------------------------------
@@ -940,7 +957,17 @@ def parse_condition(
 class Update:
     """A parsed UpdateExpression; apply() returns a new item and never mutates its input."""
 
-    __slots__ = ("_adds", "_deletes", "_removes", "_sets", "expression", "updated_paths", "used_names", "used_values")
+    __slots__ = (
+        "_adds",
+        "_deletes",
+        "_removes",
+        "_sets",
+        "expression",
+        "updated",
+        "updated_paths",
+        "used_names",
+        "used_values",
+    )
 
     def __init__(
         self,
@@ -962,6 +989,8 @@ class Update:
         self._deletes = tuple((path, _getter(path), av) for path, av in deletes)
         targets = [p for p, _ in sets] + removes + [p for p, _ in adds] + [p for p, _ in deletes]
         self.updated_paths: frozenset[str] = frozenset(str(p[0]) for p in targets)
+        # UPDATED_OLD / UPDATED_NEW return exactly the updated document paths, nested as in the item
+        self.updated = Projection(expression, targets, set())
         self.used_names: frozenset[str] = frozenset(used_names)
         self.used_values: frozenset[str] = frozenset(used_values)
 
@@ -1028,7 +1057,7 @@ def parse_update(expr: str, names: Mapping[str, str] | None, values: Mapping[str
         if tok.kind != "name" or clause not in _CLAUSES:
             raise p.syntax_error()
         if clause in seen:
-            raise p.error(f'The "{clause}" section can only be used once in an update expression;')
+            raise p.error(f'The "{clause}" section can only be used once in an update expression;', True)
         seen.add(clause)
         p.i += 1
         while True:
@@ -1048,7 +1077,7 @@ def parse_update(expr: str, names: Mapping[str, str] | None, values: Mapping[str
                 allowed = ("N", "SS", "NS", "BS") if clause == "ADD" else ("SS", "NS", "BS")
                 if t not in allowed:
                     raise p.error(
-                        f"Incorrect operand type for operator or function; operator: {clause}, "
+                        f"Incorrect operand type for operator or function; operator or function: operator: {clause}, "
                         f"operand type: {_TYPE_WORDS.get(t, t)}"
                     )
                 (adds if clause == "ADD" else deletes).append((path, av))
@@ -1332,6 +1361,66 @@ def parse_key_condition(
             raise ExpressionError(f"Query condition missed key schema element: {range_key}")
         range_op, range_values = op, vals
     return KeyCondition(expr, hash_key, hvals[0], range_key, range_op, range_values, p.used_names, p.used_values)
+
+
+class MultiKeyCondition(KeyCondition):
+    """A KeyConditionExpression on a multi-attribute GSI key: every partition attribute with "=", then sort
+    attributes left to right, "=" on all but the last given one (which may use any sort-key operator)."""
+
+    __slots__ = ("hash_values", "matchers")
+
+    def __init__(
+        self,
+        expression: str,
+        hash_parts: list[tuple[str, AV]],
+        matchers: list[tuple[str, Callable[[AV | None], bool]]],
+        used_names: set[str],
+        used_values: set[str],
+    ) -> None:
+        super().__init__(expression, hash_parts[0][0], hash_parts[0][1], None, None, (), used_names, used_values)
+        self.hash_values = tuple(av for _, av in hash_parts)
+        self.matchers = tuple(matchers)
+
+    def matches_item(self, item: Item) -> bool:
+        return all(m(item.get(attr)) for attr, m in self.matchers)
+
+
+def parse_multi_key_condition(
+    expr: str,
+    names: Mapping[str, str] | None,
+    values: Mapping[str, AV] | None,
+    hash_keys: list[str],
+    range_keys: list[str],
+) -> MultiKeyCondition:
+    """Parse a KeyConditionExpression against a multi-attribute key (up to 4 partition and 4 sort attributes)."""
+    p = _Parser(expr, names, values, "KeyConditionExpression")
+    parts = _key_parts(p)
+    p.expect_eof()
+    by_attr: dict[str, tuple[str, tuple[AV, ...]]] = {}
+    for attr, op, vals in parts:
+        if attr in by_attr:
+            raise p.error("KeyConditionExpressions must only contain one condition per key")
+        by_attr[attr] = (op, vals)
+    for h in hash_keys:
+        if h not in by_attr:
+            raise ExpressionError(f"Query condition missed key schema element: {h}")
+        if by_attr[h][0] != "=":
+            raise ExpressionError("Query key condition not supported")
+    for attr in by_attr:
+        if attr not in hash_keys and attr not in range_keys:
+            raise ExpressionError(f"Query condition missed key schema element: {attr}")
+    given = [r for r in range_keys if r in by_attr]
+    if given != range_keys[: len(given)]:
+        missing = next(r for r in range_keys if r not in by_attr)
+        raise ExpressionError(f"Query condition missed key schema element: {missing}")
+    for r in given[:-1]:
+        if by_attr[r][0] != "=":
+            raise ExpressionError(
+                f"Query key condition not supported: only the last sort key condition may use {by_attr[r][0]}; key: {r}"
+            )
+    matchers = [(r, _range_matcher(*by_attr[r])) for r in given]
+    hash_parts = [(h, by_attr[h][1][0]) for h in hash_keys]
+    return MultiKeyCondition(expr, hash_parts, matchers, p.used_names, p.used_values)
 
 
 # DynamoDB reserved words (developer guide, "Reserved words in DynamoDB"): bare use as a name is an error.

@@ -27,3 +27,33 @@ MAX_EXPRESSION_NESTING = 100
 
 #: Not a documented limit: the longest request head (request line and headers) the endpoint reads.
 MAX_HEAD_BYTES = 64 * 1024
+
+# --- issue 15 (conformance): keys, indexes, batches, transactions ---------------------------------------------
+# (quoted where the wording was checked against the Developer Guide's Constraints page; the rest paraphrase it)
+# "The minimum length of a partition key value is 1 byte. The maximum length is 2048 bytes." (Developer Guide,
+# Constraints, Partition key length)
+HASH_KEY_MAX_BYTES = 2048
+# "The minimum length of a sort key value is 1 byte. The maximum length is 1024 bytes." (Developer Guide,
+# Constraints, Sort key length)
+RANGE_KEY_MAX_BYTES = 1024
+# "You can define up to 5 local secondary indexes per table." (Developer Guide, Secondary indexes)
+LSI_MAX = 5
+# "Each table in DynamoDB can have up to 20 global secondary indexes (default quota)." (Secondary indexes)
+GSI_MAX = 20
+# Multi-attribute keys: "each global secondary index can have up to four partition key attributes and up to four
+# sort key attributes." (Developer Guide, Multi-attribute keys for global secondary indexes)
+GSI_HASH_ATTRS_MAX = 4
+GSI_RANGE_ATTRS_MAX = 4
+# "TransactWriteItems is a synchronous write operation that groups up to 100 action requests."; the same for
+# TransactGetItems. (API reference)
+TRANSACT_ITEMS_MAX = 100
+# "A single call to BatchWriteItem can transmit up to 16MB of data over the network, consisting of up to 25 item
+# put or delete operations." (API reference, BatchWriteItem)
+BATCH_WRITE_MAX = 25
+# "A single operation can retrieve up to 16 MB of data, which can contain as many as 100 items." (BatchGetItem)
+BATCH_GET_MAX = 100
+# "new on-demand tables ... can instantly accommodate up to 4,000 write request units and 12,000 read request
+# units" (Developer Guide, Warm throughput / on-demand initial throughput); a WarmThroughput below the table's
+# provisioned units or below these on-demand defaults is refused.
+DEFAULT_WARM = {"ReadUnitsPerSecond": 12000, "WriteUnitsPerSecond": 4000}
+# --- end of issue 15 block ---------------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from typing import Any
 import orjson
 
 from dynlocust.local import errors
-from dynlocust.local.api import Backend, Ctx
+from dynlocust.local.api import Backend, Ctx, request_region
 from dynlocust.local.config import LocalConfig
 from dynlocust.local.errors import ServiceError
 from dynlocust.local.limits import MAX_HEAD_BYTES, MAX_REQUEST_BYTES
@@ -204,7 +204,7 @@ class LocalServer:
     def _dynamodb(self, method: str, target: str, headers: dict[str, str], body: bytes | bytearray) -> bytes:
         amz_target = headers.get("x-amz-target", "")
         op = amz_target[len(TARGET_PREFIX) :] if amz_target.startswith(TARGET_PREFIX) else ""
-        ctx = Ctx()
+        ctx = Ctx(region=request_region(headers))
         try:
             if method != "POST":
                 raise errors.unknown_operation()

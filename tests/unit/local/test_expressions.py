@@ -372,7 +372,7 @@ def test_update_parse_errors(expr: str, message: str) -> None:
 
 
 UPDATE_RUNTIME_ERRORS = [
-    ("SET n = s + :1", "Invalid UpdateExpression: An operand in the update expression has an incorrect data type"),
+    ("SET n = s + :1", "An operand in the update expression has an incorrect data type"),
     ("SET n = absent + :1", "The provided expression refers to an attribute that does not exist in the item"),
     ("SET a = n, b = a", "The provided expression refers to an attribute that does not exist in the item"),
     ("SET n = absent", "The provided expression refers to an attribute that does not exist in the item"),
