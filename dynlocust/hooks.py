@@ -225,6 +225,7 @@ def _on_test_start(environment: Any, **_kwargs: Any) -> None:
             deadline=scenario.deadline,
             on_window=lambda record: report.add_window(0, record),
             on_done=lambda totals: report.worker_done(0, totals),
+            thresholds=settings.thresholds,
         )
         state.run.start()
         safety.watch(environment, state)
@@ -317,6 +318,7 @@ def _on_plan(environment: Any, plan: dict[str, Any]) -> None:
         worker_index=int(plan.get("share_index", index)),
         worker_count=int(plan.get("share_count", plan["worker_count"])),
         first_window=int(plan.get("first_window", 0)),
+        thresholds=plugin.settings_for(environment).thresholds,
     )
     results_dir = Path(plugin.settings_for(environment).results_dir) / plan["run_id"]
     safety.spool_windows(state.run, results_dir / f"worker-{index}.jsonl")

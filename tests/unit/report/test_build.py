@@ -167,7 +167,9 @@ def test_a_master_merged_window_with_a_lost_worker_is_partial(tmp_path: Path) ->
         (["ok", "throttled"], "throttled"),
         (["throttled", "errors"], "errors"),
         (["errors", "partial"], "partial"),
-        (["partial", "client-bound", "ok"], "client-bound"),
+        (["partial", "client-bound", "ok"], "partial"),  # a window that ran in part is never client-bound
+        (["client-bound", "throttled", "ok"], "client-bound"),
+        (["ok", "not-run"], "not-run"),
     ],
 )
 def test_worst_verdict_follows_the_verdict_precedence(verdicts: list[str], expected: str) -> None:
