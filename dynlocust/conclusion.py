@@ -12,17 +12,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from dynlocust.saturation import Saturation
+from dynlocust.saturation import REASONS, Saturation
 from dynlocust.windows import Verdict
 
 ADVICE = {
     "cpu": "add workers",
-    "lag": "add workers",
     "dropped": "raise concurrency",
     "offered-short": "raise concurrency",
     "pool": "raise --pool-size",
 }
-"""What to change when the client was the limit, by reason."""
+"""What to change when the client was the limit, by reason; ``lag`` alone (no CPU, no drops) means a busy host."""
+LAG_ALONE = "add workers or use a less busy host"
+
+
+def advice(reasons: Sequence[str]) -> list[str]:
+    """What to change for a client-bound window with ``reasons``."""
+    found = [ADVICE[r] for r in reasons if r in ADVICE]
+    return found or ([LAG_ALONE] if "lag" in reasons else [])
 
 
 @dataclass(frozen=True)
@@ -93,14 +99,18 @@ def conclude(records: Sequence[Mapping[str, Any]]) -> Conclusion:
         return by_index[i].get("summary") or {}
 
     def describe_client(indexes: Sequence[int]) -> str:
-        out = []
-        for i in indexes:
-            sat = Saturation.from_dict(by_index[i]["saturation"]) if by_index[i].get("saturation") else None
-            v = verdicts[i]
-            figures = evidence(sat, v.reasons) if sat is not None else ", ".join(v.reasons)
-            who = f" on worker {', '.join(map(str, v.workers))}" if v.workers else ""
-            out.append(f"{i}: {figures or 'client-bound'}{who}")
-        return "; ".join(out)
+        """The reasons of ``indexes``, the figures of the one with the strongest evidence, and the workers."""
+        sats = {i: Saturation.from_dict(by_index[i]["saturation"]) for i in indexes if by_index[i].get("saturation")}
+        worst = max(sats, key=lambda i: (sats[i].shortfall, sats[i].cpu), default=indexes[0])
+        reasons = [r for r in REASONS if any(r in verdicts[i].reasons for i in indexes)]
+        figures = evidence(sats[worst], verdicts[worst].reasons) if worst in sats else ""
+        text = ", ".join(reasons) or "client-bound"
+        if figures:
+            text += f"; {'' if len(indexes) == 1 else f'window {worst}: '}{figures}"
+        workers = sorted({w for i in indexes for w in verdicts[i].workers})
+        if workers:
+            text += f"; on worker {', '.join(map(str, workers))}"
+        return text
 
     if service:
         accepted = [summary(i).get("accepted_per_s") or 0.0 for i in service]
@@ -122,12 +132,12 @@ def conclude(records: Sequence[Mapping[str, Any]]) -> Conclusion:
         sentences.append(sentence + ".")
     if client_first:
         best = max(summary(i).get("accepted_per_s") or 0.0 for i in client_first)
-        advice = sorted({ADVICE[r] for i in client_first for r in verdicts[i].reasons if r in ADVICE})
+        todo = sorted({a for i in client_first for a in advice(verdicts[i].reasons)})
         verb = "is" if len(client_first) == 1 else "are"
         sentences.append(
             f"{_sentence(window_list(client_first))} {verb} client-bound ({describe_client(client_first)}): "
             f"the run cannot tell where DynamoDB's limit is above {_rate(best)}"
-            + (f"; {' or '.join(advice)}" if advice else "")
+            + (f"; {' or '.join(todo)}" if todo else "")
             + "."
         )
     if errors:

@@ -79,10 +79,11 @@ class Thresholds:
         0.02, 0.0, 1.0, "fraction of a window's sends that must be late (below 2% the offered rate is intact)"
     )  # fmt: skip
     dropped_min: int = _threshold(
-        5, 1, 10**9, "dropped sends needed at least (one 100 ms freeze of the process drops a few at any rate)"
+        10, 1, 10**9, "dropped sends needed at least (a 0.3 s freeze of a busy host drops ~10 at 50 sends/s)"
     )  # fmt: skip
     dropped_fraction: float = _threshold(
-        0.001, 0.0, 1.0, "fraction of a window's due sends that must be dropped (0.1%: drops change the load)"
+        0.01, 0.0, 1.0, "fraction of a window's due sends that must be dropped (1%: a shortfall the reader would "
+        "otherwise take for the service's answer)"
     )  # fmt: skip
     pool_min: int = _threshold(
         5, 1, 10**9, "pool waits needed at least (a few extra connections at a window's start are harmless)"

@@ -170,7 +170,9 @@ def _thresholds(get: Any) -> Thresholds:
         option, raw = threshold_option(f.name), get(f"client_{f.name}", f.default)
         low, high = f.metadata["low"], f.metadata["high"]
         kind = "a whole number" if isinstance(f.default, int) else "a number"
-        expected = f"{kind} from {low:g} to {high:g}"
+        expected = (
+            f"{kind} from {low:,} to {high:,}" if isinstance(f.default, int) else f"{kind} from {low:g} to {high:g}"
+        )
         try:
             value = int(str(raw)) if isinstance(f.default, int) else float(raw)
         except (TypeError, ValueError):

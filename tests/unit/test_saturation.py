@@ -72,12 +72,13 @@ def window(sends: int, rate: float = 100.0, **kw: Any) -> Saturation:
         (1000, {"lag": lags(900, 100, 0.020)}, ()),  # late by less than the 25 ms bound
         (200, {"rate": 20.0, "lag": lags(150, 50, 0.040)}, ()),  # at 20/s the bound is one slot: 50 ms
         (200, {"rate": 20.0, "lag": lags(150, 50, 0.060)}, ("lag",)),
-        # dropped: more than max(5, 0.1% of due)
-        (1000, {"dropped": 5, "sent": 995}, ()),
-        (1000, {"dropped": 6, "sent": 994}, ("dropped",)),
-        (100_000, {"dropped": 100, "sent": 99_900}, ()),
-        (100_000, {"dropped": 101, "sent": 99_899}, ("dropped",)),
-        (3, {"dropped": 3, "sent": 0}, ()),  # a tiny sample
+        # dropped: more than max(10, 1% of due)
+        (1000, {"dropped": 10, "sent": 990}, ()),
+        (1000, {"dropped": 11, "sent": 989}, ("dropped",)),
+        (100_000, {"dropped": 1000, "sent": 99_000}, ()),
+        (100_000, {"dropped": 1001, "sent": 98_999}, ("dropped",)),
+        (10, {"dropped": 10, "sent": 0}, ()),  # a tiny sample: every send dropped, too few to tell a stall
+        (30, {"dropped": 11, "sent": 19}, ("dropped",)),
         # pool: more than max(5, 1% of sends)
         (1000, {"pool_waits": 10}, ()),
         (1000, {"pool_waits": 11}, ("pool",)),
@@ -127,7 +128,9 @@ def test_every_threshold_has_a_range_and_a_reason() -> None:
 
 
 def test_custom_thresholds_apply() -> None:
-    assert window(1000, dropped=2, sent=998, thresholds=Thresholds(dropped_min=1)).reasons == ("dropped",)
+    assert window(1000, dropped=2, sent=998, thresholds=Thresholds(dropped_min=1, dropped_fraction=0)).reasons == (
+        "dropped",
+    )
     assert window(1000, cpu=0.6, thresholds=Thresholds(cpu=0.5)).reasons == ("cpu",)
 
 
