@@ -66,18 +66,24 @@ def _rate(v: float) -> str:
 
 
 def evidence(sat: Saturation, reasons: Sequence[str]) -> str:
-    """The figures behind ``reasons``, e.g. ``CPU 0.97 of a core, 40 of 1,500 sends late by > 25 ms``."""
+    """The figures behind ``reasons``, e.g. ``CPU 0.97 of a core, 40 of 1,500 sends late by > 25 ms``.
+
+    Records written before due sends and late counts were kept (``due`` 0) give the figures they have.
+    """
+    of_due = f" of {sat.due:,}" if sat.due else ""
     parts = []
     for reason in reasons:
         if reason == "cpu":
             parts.append(f"CPU {sat.cpu:.2f} of a core")
+        elif reason == "lag" and sat.late_bound:
+            parts.append(f"{sat.late:,}{of_due} sends late by > {sat.late_bound * 1000:.0f} ms")
         elif reason == "lag":
-            parts.append(f"{sat.late:,} of {sat.due:,} sends late by > {sat.late_bound * 1000:.0f} ms")
+            parts.append(f"schedule lag p99 {sat.lag_p99 * 1000:.0f} ms")
         elif reason == "dropped":
-            parts.append(f"{sat.dropped:,} of {sat.due:,} sends dropped")
+            parts.append(f"{sat.dropped:,}{of_due} sends dropped")
         elif reason == "pool":
             parts.append(f"{sat.pool_waits:,} waits for a pooled connection")
-        elif reason == "offered-short":
+        elif reason == "offered-short" and sat.due:
             parts.append(f"{sat.sent:,} of {sat.due:,} due sends went out")
     return ", ".join(parts)
 

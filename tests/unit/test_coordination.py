@@ -166,3 +166,38 @@ def test_a_worker_that_joins_is_expected_only_from_its_first_window(tmp_path: Pa
     report.worker_done(0, totals(0, 30))
     report.worker_done(1, totals(1, 20))
     assert report.closed[1].summary["sent"] == 40 and report.exit_code == EXIT_OK
+
+
+def test_a_fleet_window_names_its_starved_worker_and_the_run_concludes(tmp_path: Path) -> None:
+    starved = Saturation(True, ("cpu",), 0.97, 0.002, 0, 0, cpu_seconds=2.0, late_bound=0.025, due=10, sent=10)
+    report = make_report(tmp_path, 2)
+    for index in (0, 1):
+        for worker in (0, 1):
+            record = worker_window(report, index, worker, {"ok": 5 * (index + 1)})
+            if worker == 1:
+                record["saturation"] = starved.to_dict()
+            report.add_window(worker, record)
+    report.worker_done(0, totals(0, 15))
+    report.worker_done(1, totals(1, 15))
+    assert [(w.verdict_detail.labels, w.verdict_detail.workers) for w in report.closed] == [
+        (("client-bound",), (1,)),
+        (("client-bound",), (1,)),
+    ]
+    records = read_results(tmp_path / "r.jsonl")
+    assert records[1]["workers"]["1"]["reasons"] == ["cpu"] and records[1]["workers"]["0"]["reasons"] == []
+    assert records[1]["verdict_detail"]["workers"] == [1] and records[1]["saturation"]["workers"] == [1]
+    out = report.out.getvalue()  # type: ignore[attr-defined]
+    assert "| client-bound | cpu (worker 1) |" in out
+    conclusion = records[-1]["conclusion"]
+    assert conclusion["client_limited"] == [0, 1] and "on worker 1" in conclusion["text"]
+    assert f"conclusion: {conclusion['text']}" in out
+
+
+def test_a_window_nobody_reported_is_not_run(tmp_path: Path) -> None:
+    report = make_report(tmp_path, 1)
+    report.add_window(0, worker_window(report, 0, 0, {"ok": 20}))
+    report.worker_done(0, totals(0, 20, "interrupted"))  # stopped: window 1 never reported
+    assert [w.verdict for w in report.closed] == ["ok", "not-run"]
+    assert report.closed[1].verdict_detail.ran == 0.0
+    records = read_results(tmp_path / "r.jsonl")
+    assert records[-1]["conclusion"]["incomplete"] == [1]
