@@ -44,6 +44,11 @@ class Conclusion:
     def to_dict(self) -> dict[str, Any]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Conclusion:
+        windows = {k: tuple(int(i) for i in d.get(k, ())) for k in ("service_limited", "client_limited", "errors")}
+        return cls(text=str(d.get("text", "")), incomplete=tuple(int(i) for i in d.get("incomplete", ())), **windows)
+
 
 def window_list(indexes: Sequence[int]) -> str:
     """``window 4``, ``windows 2, 5``, ``windows 2-5`` (runs of consecutive indexes collapsed)."""

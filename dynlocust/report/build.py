@@ -274,14 +274,7 @@ def load_report(path: str | os.PathLike[str]) -> RunReport:
         offsets = ", ".join(f"worker {w}: {o * 1000:+.1f} ms" for w, o in (end.get("clock_offsets") or {}).items())
         warnings.append(f"worker clocks are skewed from the master's ({offsets})")
     if end is not None and end.get("conclusion"):
-        found = end["conclusion"]
-        conclusion = Conclusion(
-            str(found.get("text", "")),
-            *(
-                tuple(int(i) for i in found.get(k, ()))
-                for k in ("service_limited", "client_limited", "errors", "incomplete")
-            ),
-        )
+        conclusion = Conclusion.from_dict(end["conclusion"])
     else:  # a run that did not finish, or one recorded before conclusions were written
         conclusion = conclude([window_record(w) for w in windows])
     return RunReport(
