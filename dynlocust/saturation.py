@@ -147,10 +147,13 @@ class Saturation:
 
     @property
     def shortfall(self) -> float:
-        """Fraction of due sends the client failed to deliver on time (the strength of the client's evidence)."""
+        """Fraction of due sends that never went out: the weight of the client's evidence against the service's.
+
+        Late sends and pool waits still reached the service, so they make a window client-bound without
+        outweighing the service's refusals."""
         if not self.due:
             return 0.0
-        return max(self.dropped, self.late, self.pool_waits, self.short) / self.due
+        return max(self.dropped, self.short) / self.due
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -526,8 +526,8 @@ def verdict(
     - otherwise the service's side, ``errors`` (test failures reach ``error_fraction`` of sent requests and
       outnumber the throttle signals) or ``throttled`` (at least one throttled request or unprocessed batch), and
       the client's side, ``client-bound`` (``saturation.client_bound``), the stronger evidence first: the client's
-      is the fraction of due sends it failed to deliver on time, the service's the fraction of sent requests it
-      refused (or failed). Throttles with a healthy client mean DynamoDB said no;
+      is the fraction of due sends that never went out (``Saturation.shortfall``), the service's the fraction of
+      sent requests it refused (or failed). Throttles with a healthy client mean DynamoDB said no;
     - ``ok``: none of the above.
     """
     if stats is None:
