@@ -81,7 +81,8 @@ def evidence(sat: Saturation, reasons: Sequence[str]) -> str:
         if reason == "cpu":
             parts.append(f"CPU {sat.cpu:.2f} of a core")
         elif reason == "lag" and sat.late_bound:
-            parts.append(f"{sat.late:,}{of_due} sends late by > {sat.late_bound * 1000:.0f} ms")
+            stalled = f" ({sat.stalled:,} unseen until too late: the process did not run)" if sat.stalled else ""
+            parts.append(f"{sat.late:,}{of_due} sends late by > {sat.late_bound * 1000:.0f} ms{stalled}")
         elif reason == "lag":
             parts.append(f"schedule lag p99 {sat.lag_p99 * 1000:.0f} ms")
         elif reason == "dropped":

@@ -220,6 +220,7 @@ class ScenarioRun:
             sent=stats.total().sent,
             dropped=counts.dropped,
             pool_waits=usage.pool_waits,
+            stalled=counts.stalled,
             whole=not stats.partial,
             thresholds=self.thresholds,
         )

@@ -8,8 +8,9 @@ and a bound that scales with the window's sends (``Thresholds`` holds every valu
 
 - ``cpu``: this process used at least ``cpu`` of one core, measured over at least ``cpu_min_seconds`` of the
   window (a gevent process runs its Python on one core: near it, timers and sends wait behind other work);
-- ``lag``: sends that left later than ``max(late_seconds, 1 / rate)`` after their slot number more than both
-  ``late_min`` and ``late_fraction`` of the window's sends;
+- ``lag``: sends that left later than ``max(late_seconds, 1 / rate)`` after their slot, plus sends the process did
+  not even look at before they were too late to send (it did not run: ``stalled``), number more than both
+  ``late_min`` and ``late_fraction`` of the window's due sends;
 - ``dropped``: sends that came due with no free user (the concurrency cap) number more than both ``dropped_min``
   and ``dropped_fraction`` of the window's due sends;
 - ``pool``: requests that found every pooled HTTP connection busy (they waited for an extra connection to be
@@ -139,6 +140,7 @@ class Saturation:
     sent: int = 0
     judged: bool = True
     workers: tuple[int, ...] = ()
+    stalled: int = 0
 
     @property
     def short(self) -> int:
@@ -178,6 +180,7 @@ class Saturation:
             sent=int(d.get("sent", 0)),
             judged=bool(d.get("judged", True)),
             workers=tuple(int(w) for w in d.get("workers", ())),
+            stalled=int(d.get("stalled", 0)),
         )
 
 
@@ -191,23 +194,25 @@ def assess(
     sent: int,
     dropped: int,
     pool_waits: int = 0,
+    stalled: int = 0,
     whole: bool = True,
     thresholds: Thresholds = Thresholds(),
 ) -> Saturation:
     """Apply ``thresholds`` to one worker's window: ``due`` sends came due (handed or dropped), ``sent`` went out
-    and were answered, ``lag`` holds the schedule lag of every handed send, ``rate`` is the worker's sends/s.
+    and were answered, ``lag`` holds the schedule lag of every handed send, ``rate`` is the worker's sends/s,
+    ``stalled`` the dropped sends the process saw only once they were too late (they count as late).
 
     ``whole`` False (the window ran in part) records the figures and judges nothing.
     """
     t = thresholds
     bound = t.late_bound(rate)
-    late = count_at_or_above(lag, bound)
+    late = count_at_or_above(lag, bound) + stalled
     handed = lag.count
     reasons = []
     if whole:
         if cpu_seconds >= t.cpu_min_seconds and cpu >= t.cpu:
             reasons.append("cpu")
-        if late > max(t.late_min, t.late_fraction * handed):
+        if late > max(t.late_min, t.late_fraction * due):
             reasons.append("lag")
         if dropped > max(t.dropped_min, t.dropped_fraction * due):
             reasons.append("dropped")
@@ -228,6 +233,7 @@ def assess(
         due=due,
         sent=sent,
         judged=whole,
+        stalled=stalled,
     )
 
 
@@ -317,4 +323,5 @@ def combine(saturations: Mapping[int, Saturation] | Sequence[Saturation]) -> Sat
         sent=sum(s.sent for s in parts),
         judged=all(s.judged for s in parts),
         workers=bound if len(by_worker) > 1 else (),
+        stalled=sum(s.stalled for s in parts),
     )

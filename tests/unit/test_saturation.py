@@ -72,6 +72,10 @@ def window(sends: int, rate: float = 100.0, **kw: Any) -> Saturation:
         (1000, {"lag": lags(900, 100, 0.020)}, ()),  # late by less than the 25 ms bound
         (200, {"rate": 20.0, "lag": lags(150, 50, 0.040)}, ()),  # at 20/s the bound is one slot: 50 ms
         (200, {"rate": 20.0, "lag": lags(150, 50, 0.060)}, ("lag",)),
+        # sends the process saw only once too late (it did not run) count as late
+        (1000, {"stalled": 21, "dropped": 21, "sent": 979, "lag": lags(979)}, ("lag", "dropped")),
+        (1000, {"stalled": 10, "dropped": 10, "sent": 990, "lag": lags(980, 10)}, ()),  # 20 late: not more than 20
+        (1000, {"stalled": 11, "dropped": 11, "sent": 989, "lag": lags(979, 10)}, ("lag", "dropped")),
         # dropped: more than max(10, 1% of due)
         (1000, {"dropped": 10, "sent": 990}, ()),
         (1000, {"dropped": 11, "sent": 989}, ("dropped",)),
@@ -203,6 +207,7 @@ def paced_window(hog: bool, seconds: float = 0.5) -> tuple[Saturation, PacingCou
         due=counts.handed + counts.dropped,
         sent=counts.handed,
         dropped=counts.dropped,
+        stalled=counts.stalled,
         thresholds=Thresholds(cpu_min_seconds=0.4, late_min=5, dropped_min=2),  # a window of 100 sends
     )
     return sat, counts
