@@ -11,8 +11,9 @@ and a bound that scales with the window's sends (``Thresholds`` holds every valu
 - ``lag``: sends that left later than ``max(late_seconds, 1 / rate)`` after their slot, plus sends the process did
   not even look at before they were too late to send (it did not run: ``stalled``), number more than both
   ``late_min`` and ``late_fraction`` of the window's due sends;
-- ``dropped``: sends that came due with no free user (the concurrency cap) number more than both ``dropped_min``
-  and ``dropped_fraction`` of the window's due sends;
+- ``dropped``: sends that came due and were never sent (no user was free within the pacer's lateness limit: the
+  concurrency cap, or the process stalled) number more than both ``dropped_min`` and ``dropped_fraction`` of the
+  window's due sends;
 - ``pool``: requests that found every pooled HTTP connection busy (they waited for an extra connection to be
   opened) number more than both ``pool_min`` and ``pool_fraction`` of the window's sends;
 - ``offered-short``: fewer requests went out than came due, short by more than ``max(offered_short_min,
