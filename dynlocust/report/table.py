@@ -57,7 +57,7 @@ def evidence_cells(saturation: Saturation | None) -> tuple[str, str, str, str, s
     """sent of due, CPU (of a core), late sends (and the bound), dropped sends, pool waits."""
     sat = saturation
     if sat is None:
-        return ("-",) * 5  # type: ignore[return-value]
+        return ("-", "-", "-", "-", "-")
     late = f"{sat.late:,} (> {sat.late_bound * 1000:.0f} ms)" if sat.late_bound else f"p99 {_ms(sat.lag_p99)}"
     sent = f"{sat.sent:,}/{sat.due:,}" if sat.due else "-"
     return (sent, f"{sat.cpu:.2f}", late, f"{sat.dropped:,}", f"{sat.pool_waits:,}")
