@@ -29,7 +29,7 @@ from dynlocust.conclusion import conclude
 from dynlocust.cost import US_EAST_1, Prices, dollars
 from dynlocust.report.table import format_progress, format_window_table
 from dynlocust.results import ResultsWriter
-from dynlocust.saturation import Saturation, combine
+from dynlocust.saturation import Saturation, Thresholds, combine
 from dynlocust.scenario.model import Scenario
 from dynlocust.scenario.plan import Plan
 from dynlocust.slo import check_window
@@ -100,6 +100,8 @@ class FleetReport:
     """The merged window records as written to the results file (what the conclusion reads)."""
     exit_code: int | None = None
     abort_reason: str | None = None
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    """Applied to the fleet's summed counts of each window (each worker judges its own part with its own)."""
 
     def start(self, **run_fields: Any) -> None:
         windows = [
@@ -207,7 +209,7 @@ class FleetReport:
             stats = WindowStats(index, window.start, window.duration, bin_seconds=self.scenario.bin)
         if missing:
             stats.mark_partial()
-        saturation = combine({w: Saturation.from_dict(r["saturation"]) for w, r in reports.items()})
+        saturation = combine({w: Saturation.from_dict(r["saturation"]) for w, r in reports.items()}, self.thresholds)
         summary = summarize(stats, self.prices)
         detail = verdict(stats if observed else None, saturation, planned=planned_count(window.rate, window.duration))
         failures = check_window(self.scenario.slos, index, window.phase, summary)

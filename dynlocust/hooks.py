@@ -203,6 +203,7 @@ def _on_test_start(environment: Any, **_kwargs: Any) -> None:
         results_table.results_writer(state.results_path, state.run_id),
         len(state.workers),
         on_finished=finished,
+        thresholds=settings.thresholds,
     )
     state.report.start(
         run_id=state.run_id,

@@ -213,14 +213,7 @@ def assess(
     if whole:
         if cpu_seconds >= t.cpu_min_seconds and cpu >= t.cpu:
             reasons.append("cpu")
-        if late > max(t.late_min, t.late_fraction * due):
-            reasons.append("lag")
-        if dropped > max(t.dropped_min, t.dropped_fraction * due):
-            reasons.append("dropped")
-        if pool_waits > max(t.pool_min, t.pool_fraction * handed):
-            reasons.append("pool")
-        if due - sent > t.short_tolerance(due):
-            reasons.append("offered-short")
+        reasons += _count_reasons(late, dropped, pool_waits, due, handed, sent, t)
     return Saturation(
         client_bound=bool(reasons),
         reasons=tuple(reasons),
@@ -236,6 +229,22 @@ def assess(
         judged=whole,
         stalled=stalled,
     )
+
+
+def _count_reasons(
+    late: int, dropped: int, pool_waits: int, due: int, handed: int, sent: int, t: Thresholds
+) -> list[str]:
+    """The reasons decided by counts (every one but ``cpu``), for one worker or the fleet's sums."""
+    reasons = []
+    if late > max(t.late_min, t.late_fraction * due):
+        reasons.append("lag")
+    if dropped > max(t.dropped_min, t.dropped_fraction * due):
+        reasons.append("dropped")
+    if pool_waits > max(t.pool_min, t.pool_fraction * handed):
+        reasons.append("pool")
+    if due - sent > t.short_tolerance(due):
+        reasons.append("offered-short")
+    return reasons
 
 
 @dataclass(frozen=True)
@@ -298,31 +307,44 @@ class SaturationMonitor:
         return usage
 
 
-def combine(saturations: Mapping[int, Saturation] | Sequence[Saturation]) -> Saturation:
+def combine(
+    saturations: Mapping[int, Saturation] | Sequence[Saturation], thresholds: Thresholds | None = None
+) -> Saturation:
     """Fleet view of one window (worker index -> its view): client-bound if any worker was, naming which.
 
     CPU and lag take the worst worker, counts add, CPU's measured span is the shortest; judged only if every
-    worker judged its part.
+    worker judged its part. With ``thresholds``, the fleet's summed counts are judged too: ten workers that each
+    drop 9 of 100 sends stay under a worker's minimum, yet the fleet's window is 9% short (no worker is named).
     """
     by_worker = dict(saturations) if isinstance(saturations, Mapping) else dict(enumerate(saturations))
     parts = list(by_worker.values())
     if not parts:
         return Saturation(False, (), 0.0, 0.0, 0, 0, judged=False)
     bound = tuple(sorted(w for w, s in by_worker.items() if s.client_bound))
-    reasons = tuple(r for r in REASONS if any(r in s.reasons for s in parts))
+    found = {r for s in parts for r in s.reasons}
+    judged = all(s.judged for s in parts)
+    late, dropped, pool_waits = (
+        sum(s.late for s in parts),
+        sum(s.dropped for s in parts),
+        sum(s.pool_waits for s in parts),
+    )
+    due, sent = sum(s.due for s in parts), sum(s.sent for s in parts)
+    if thresholds is not None and judged and len(parts) > 1:
+        found.update(_count_reasons(late, dropped, pool_waits, due, due - dropped, sent, thresholds))
+    reasons = tuple(r for r in REASONS if r in found)
     return Saturation(
-        client_bound=bool(bound),
+        client_bound=bool(reasons),
         reasons=reasons,
         cpu=max(s.cpu for s in parts),
         lag_p99=max(s.lag_p99 for s in parts),
-        dropped=sum(s.dropped for s in parts),
-        pool_waits=sum(s.pool_waits for s in parts),
+        dropped=dropped,
+        pool_waits=pool_waits,
         cpu_seconds=min(s.cpu_seconds for s in parts),
-        late=sum(s.late for s in parts),
+        late=late,
         late_bound=max(s.late_bound for s in parts),
-        due=sum(s.due for s in parts),
-        sent=sum(s.sent for s in parts),
-        judged=all(s.judged for s in parts),
+        due=due,
+        sent=sent,
+        judged=judged,
         workers=bound if len(by_worker) > 1 else (),
         stalled=sum(s.stalled for s in parts),
     )

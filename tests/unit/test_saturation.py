@@ -153,6 +153,19 @@ def test_round_trip_reads_old_records_and_combine_names_the_workers() -> None:
     assert set(REASONS) == {"cpu", "lag", "dropped", "pool", "offered-short"}
 
 
+def test_the_fleets_summed_counts_are_judged_too() -> None:
+    part = window(100, dropped=8, sent=92)  # under a worker's minimum of 10
+    assert not part.client_bound
+    fleet = combine({0: part, 1: part}, T)
+    assert fleet.client_bound and fleet.reasons == ("dropped",) and fleet.workers == ()  # no one worker is to blame
+    assert (fleet.dropped, fleet.due, fleet.sent) == (16, 200, 184)
+    assert not combine({0: part, 1: part}).client_bound  # without thresholds: the workers' verdicts only
+    assert not combine({0: window(100), 1: window(100)}, T).client_bound
+    assert not combine([part], T).client_bound  # one process: its own verdict stands
+    unjudged = window(100, dropped=8, sent=92, whole=False)
+    assert not combine({0: part, 1: unjudged}, T).client_bound  # a part that ran in part judges nothing
+
+
 def test_monitor_counts_pool_waits_of_watched_transports_only_within_the_window() -> None:
     pool = PoolWaitCounter()
     monitor = SaturationMonitor(cpu_clock=lambda: 0.0)
