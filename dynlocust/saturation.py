@@ -78,7 +78,8 @@ class Thresholds:
         20, 1, 10**9, "late sends needed at least, whatever the rate (a single scheduler stall delays a handful)"
     )  # fmt: skip
     late_fraction: float = _threshold(
-        0.02, 0.0, 1.0, "fraction of a window's sends that must be late (below 2% the offered rate is intact)"
+        0.05, 0.0, 1.0, "fraction of a window's due sends that must be late (one 0.3 s stall of a busy host makes "
+        "up to 5% of a 6 s window late; a starved process makes most of them late)"
     )  # fmt: skip
     dropped_min: int = _threshold(
         10, 1, 10**9, "dropped sends needed at least (a 0.3 s freeze of a busy host drops ~10 at 50 sends/s)"
