@@ -71,8 +71,9 @@ class Thresholds:
         "burst of 0.1 s moves a 2 s average by at most 5%)"
     )  # fmt: skip
     late_seconds: float = _threshold(
-        0.025, 0.001, 10.0, "a send is late beyond this many seconds after its slot (and after the next slot, "
-        "1/rate); an idle gevent process hands sends out within ~1 ms, a loaded shared host within ~10 ms"
+        0.05, 0.001, 10.0, "a send is late beyond this many seconds after its slot (and after the next slot, "
+        "1/rate): half the pacer's 0.1 s lateness limit; an idle process hands sends out within ~1 ms, and a "
+        "shift of 50 ms moves a send across a 1 s rate measurement for at most 5% of its sends"
     )  # fmt: skip
     late_min: int = _threshold(
         20, 1, 10**9, "late sends needed at least, whatever the rate (a single scheduler stall delays a handful)"

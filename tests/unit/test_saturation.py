@@ -70,9 +70,9 @@ def window(sends: int, rate: float = 100.0, **kw: Any) -> Saturation:
         (300, {"lag": lags(299, 1, 0.026)}, ()),  # the case: the worst of 300 sends at 26 ms
         (30, {"lag": lags(5, 25)}, ("lag",)),  # a tiny window: 25 of 30 late is more than the minimum
         (10, {"lag": lags(0, 10)}, ()),  # ... 10 of 10 is not: too few to tell a stall from a limit
-        (1000, {"lag": lags(900, 100, 0.020)}, ()),  # late by less than the 25 ms bound
-        (200, {"rate": 20.0, "lag": lags(150, 50, 0.040)}, ()),  # at 20/s the bound is one slot: 50 ms
-        (200, {"rate": 20.0, "lag": lags(150, 50, 0.060)}, ("lag",)),
+        (1000, {"lag": lags(900, 100, 0.045)}, ()),  # late by less than the 50 ms bound
+        (200, {"rate": 10.0, "lag": lags(150, 50, 0.080)}, ()),  # at 10/s the bound is one slot: 100 ms
+        (200, {"rate": 10.0, "lag": lags(150, 50, 0.120)}, ("lag",)),
         # sends the process saw only once too late (it did not run) count as late
         (300, {"stalled": 21, "dropped": 21, "sent": 279, "lag": lags(279)}, ("lag", "dropped")),
         (300, {"stalled": 10, "dropped": 10, "sent": 290, "lag": lags(280, 10)}, ()),  # 20 late: not more than 20
@@ -129,7 +129,7 @@ def test_every_threshold_has_a_range_and_a_reason() -> None:
     for f in THRESHOLD_FIELDS:
         assert f.metadata["low"] <= f.default <= f.metadata["high"], f.name
         assert len(f.metadata["why"]) > 20, f.name
-    assert T.late_bound(100.0) == 0.025 and T.late_bound(10.0) == 0.1 and T.late_bound(0.0) == 0.025
+    assert T.late_bound(100.0) == 0.05 and T.late_bound(10.0) == 0.1 and T.late_bound(0.0) == 0.05
 
 
 def test_custom_thresholds_apply() -> None:
