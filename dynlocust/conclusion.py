@@ -164,7 +164,7 @@ def conclude(records: Sequence[Mapping[str, Any]]) -> Conclusion:
         not_run = [i for i in incomplete if verdicts[i].label == "not-run"]
         partial = [i for i in incomplete if verdicts[i].label == "partial"]
         parts = [f"{window_list(not_run)} did not run"] if not_run else []
-        parts += [f"window {i} ran {verdicts[i].ran:.0%} of its schedule" for i in partial]
+        parts += [f"window {i} ran {verdicts[i].ran_text} of its schedule" for i in partial]
         sentences.append(_sentence("; ".join(parts)) + ": they are not judged.")
     if not judged:
         sentences.insert(0, "No window ran in full: nothing can be concluded about DynamoDB's limit.")

@@ -469,6 +469,11 @@ class Verdict:
     def label(self) -> str:
         return self.labels[0]
 
+    @property
+    def ran_text(self) -> str:
+        """``ran`` as a percentage rounded down, so a window short of one send never reads 100%."""
+        return f"{math.floor(self.ran * 1000) / 10:g}%"
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "labels": list(self.labels),

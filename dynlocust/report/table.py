@@ -40,7 +40,7 @@ def verdict_cell(w: WindowLike) -> str:
         return w.verdict
     text = " + ".join(detail.labels)
     if detail.label == "partial":
-        text += f" ({detail.ran:.0%} ran)"
+        text += f" ({detail.ran_text} ran)"
     return text
 
 

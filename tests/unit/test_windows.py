@@ -182,6 +182,15 @@ def test_a_window_that_ran_in_part_is_never_client_bound(
     assert "client-bound" not in v.labels and v.reasons == ()
 
 
+def test_the_part_that_ran_never_reads_100_percent_when_short() -> None:
+    assert [Verdict(("partial",), ran=r).ran_text for r in (1199 / 1200, 0.4, 0.0, 1.0)] == [
+        "99.9%",
+        "40%",
+        "0%",
+        "100%",
+    ]
+
+
 def test_a_fleet_window_counts_what_ran_against_the_fleet_plan() -> None:
     ws = _window(ok=50)  # the one reporting worker's share; the plan holds 100 sends
     ws.mark_partial()
