@@ -1,7 +1,7 @@
 """dynlocust: load-test Amazon DynamoDB with Locust, and tell the truth about what it saw.
 
-`DynamoDBUser` is loaded on first access so that importing a submodule (the mapper, the local endpoint) does not
-pull in Locust and its gevent monkey-patching.
+The user classes are loaded on first access so that importing a submodule (the mapper's core, the local endpoint)
+does not pull in Locust and its gevent monkey-patching.
 """
 
 from __future__ import annotations
@@ -9,10 +9,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["DynamoDBUser", "FastDynamoDBUser", "__version__"]
+__all__ = ["DynamoDBUser", "FastDynamoDBUser", "MapperUser", "__version__"]
 
 if TYPE_CHECKING:
     from dynlocust.fast_users import FastDynamoDBUser
+    from dynlocust.mapper.users import MapperUser
     from dynlocust.users import DynamoDBUser
 
 
@@ -25,4 +26,8 @@ def __getattr__(name: str) -> Any:
         from dynlocust.fast_users import FastDynamoDBUser
 
         return FastDynamoDBUser
+    if name == "MapperUser":
+        from dynlocust.mapper.users import MapperUser
+
+        return MapperUser
     raise AttributeError(f"module 'dynlocust' has no attribute {name!r}")

@@ -27,6 +27,7 @@ from typing import Any, TextIO
 
 from dynlocust.conclusion import conclude
 from dynlocust.cost import US_EAST_1, Prices, dollars
+from dynlocust.diff.shape import scenario_shape
 from dynlocust.report.table import format_progress, format_window_table
 from dynlocust.results import ResultsWriter
 from dynlocust.saturation import Saturation, Thresholds, combine
@@ -111,6 +112,7 @@ class FleetReport:
         self.results.write_run(
             scenario=self.scenario.name,
             source=self.scenario.source,
+            shape=scenario_shape(self.scenario),
             t0=self.plan.t0,
             worker_count=self.worker_count,
             windows=windows,
@@ -128,6 +130,13 @@ class FleetReport:
         if totals.get("abort_reason") and self.abort_reason is None:
             self.abort_reason = f"worker {worker}: {totals['abort_reason']}"
         self._advance()
+
+    def abort(self, reason: str) -> None:
+        """End the run now with `reason` (exit code 4): it was interrupted before its workers reported the end, e.g.
+        during set-up. The windows closed so far stay; the end record says why."""
+        if not self.finished:
+            self.abort_reason = reason
+            self._finish()
 
     def worker_lost(self, worker: int) -> None:
         if worker in self.lost or worker in self.done:

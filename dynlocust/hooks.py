@@ -31,7 +31,7 @@ import gevent
 
 import dynlocust.metrics  # registers the Prometheus /metrics listeners (init, quitting)
 import dynlocust.webui  # noqa: F401 - the DynamoDB tab in Locust's web UI (init listener)
-from dynlocust import coordination, plugin, redact, safety
+from dynlocust import coordination, epilogue, plugin, redact, safety
 from dynlocust.coordination import FleetReport
 from dynlocust.deploy import results_table
 from dynlocust.errors import DynlocustError
@@ -66,6 +66,9 @@ class RunState:
     report: FleetReport | None = None
     workers: tuple[str, ...] = ()
     t0: float = 0.0
+    stage: str = "starting the run"
+    """Where set-up is (starting the run, creating tables, seeding tables, running), for an interrupt's record."""
+    setup_failed: bool = False
 
     def plan_message(self, environment: Any, worker: int) -> dict[str, Any]:
         """What a worker needs to run its share: T0, tables, its identity, the endpoint, the master's clock."""
@@ -110,6 +113,11 @@ def _fail(message: str, code: int = 2) -> None:
 def _on_init(environment: Any, **_kwargs: Any) -> None:
     redact.install()
     safety.route_interrupts()
+    with safety.interrupts_held():  # a Ctrl-C here reaches Locust's main loop, which shuts down through `quitting`
+        _init(environment)
+
+
+def _init(environment: Any) -> None:
     settings = plugin.settings_for(environment)
     if not settings.scenario:
         _fail("--scenario: expected a scenario YAML file (or DYNLOCUST_SCENARIO), found none")
@@ -142,6 +150,7 @@ def _on_init(environment: Any, **_kwargs: Any) -> None:
         elif scenario.is_local:
             from dynlocust.local.embedded import LocalEndpoint
 
+            log.info("starting the embedded local endpoint")
             state.endpoint = LocalEndpoint(
                 capacity_scale=scenario.target.capacity_scale,  # type: ignore[union-attr]
                 time_scale=scenario.target.time_scale,  # type: ignore[union-attr]
@@ -161,6 +170,8 @@ def _set_host(environment: Any, host: str | None) -> None:
 def _on_test_start(environment: Any, **_kwargs: Any) -> None:
     state = _STATES.get(environment)
     runner = environment.runner
+    if safety.is_quitting(environment):
+        raise gevent.GreenletExit  # shutdown has begun (an interrupt): neither set up nor spawn users
     if state is None or state.report is not None or isinstance(runner, WorkerRunner):
         return
     settings = plugin.settings_for(environment)
@@ -175,13 +186,20 @@ def _on_test_start(environment: Any, **_kwargs: Any) -> None:
     )
     state.tables = TableManager(client, scenario, state.run_id)
     try:
+        state.stage = "creating tables"
         state.tables.create_all()
+        state.stage = "seeding tables"
         seeded = state.tables.seed_all()
     except Exception as exc:
-        log.error("set-up failed: %s", exc)
-        environment.process_exit_code = 2
-        gevent.spawn(runner.quit)
-        return
+        if not safety.is_quitting(environment):  # else teardown stopped it: `_quit` records the interrupt
+            log.error("set-up failed: %s", exc)
+            state.setup_failed = True
+            environment.process_exit_code = 2
+            gevent.spawn(runner.quit)
+        raise gevent.GreenletExit from None  # Locust spawns users after `test_start`: there must be none
+    if safety.is_quitting(environment):
+        raise gevent.GreenletExit  # interrupted as set-up ended: teardown has the tables, no run starts
+    state.stage = "running"
     for name, seconds in state.tables.seconds_to_active.items():
         log.info("table %s ACTIVE after %.1f s", name, seconds)
     if seeded:
@@ -370,9 +388,14 @@ def _quit(environment: Any) -> None:
             state.run.wait(state.scenario.deadline + 2.0)
         report = state.report
         if report is not None:
-            if report.exit_code is not None:
-                environment.process_exit_code = report.exit_code
+            if report.exit_code is None:  # the run did not wind down in time: it still ends as aborted
+                report.abort("interrupted; the run did not stop in time")
+            environment.process_exit_code = report.exit_code
             report.results.close()
+            if state.results_path is not None:
+                epilogue.arm(environment.parsed_options, state.results_path)  # printed when Locust quits
+        elif _setup_interrupted(environment, state):
+            _record_setup_abort(environment, state)
     finally:
         try:
             if state.tables is not None:
@@ -382,6 +405,31 @@ def _quit(environment: Any) -> None:
         finally:
             if state.endpoint is not None:
                 state.endpoint.stop()
+
+
+def _setup_interrupted(environment: Any, state: RunState) -> bool:
+    """Shut down before the run began, by an interrupt (not a set-up failure, not a web UI left unused)."""
+    if state.setup_failed or state.results_path is None or isinstance(environment.runner, WorkerRunner):
+        return False
+    return state.stage != "starting the run" or bool(getattr(environment.parsed_options, "headless", False))
+
+
+def _record_setup_abort(environment: Any, state: RunState) -> None:
+    """Exit code 4, and a results file whose end record says at which stage of set-up the run was interrupted."""
+    reason = f"interrupted during set-up ({state.stage})"
+    environment.process_exit_code = coordination.EXIT_ABORTED
+    assert state.results_path is not None
+    try:
+        state.results_path.parent.mkdir(parents=True, exist_ok=True)
+        writer = results_table.results_writer(state.results_path, state.run_id)
+    except (OSError, DynlocustError) as exc:
+        log.error("%s; could not record it: %s", reason, exc)
+        return
+    report = FleetReport(state.scenario, build_plan(state.scenario, t0=time.time()), writer, max(len(state.workers), 1))
+    tables = state.tables.physical_names if state.tables is not None else {}
+    report.start(run_id=state.run_id, tables=tables, seconds_to_active={}, workers=list(state.workers))
+    report.abort(reason)
+    writer.close()
 
 
 class ScenarioUser(DynamoDBUser):

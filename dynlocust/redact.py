@@ -2,10 +2,11 @@
 
 botocore's debug output prints request headers (`X-Amz-Security-Token`, `Authorization` with its signature) and,
 with some credential providers, the values it loaded. The filter masks, in every record's final text:
-- the values of the credential variables in the environment (`AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, ...),
+- the values of the credential variables in the environment (`AWS_SECRET_ACCESS_KEY`, `AWS_ACCESS_KEY_ID`, ...),
   read when the filter is built (and again by `refresh()`), wherever they appear;
-- security-token headers, SigV4 signatures and `aws_secret_access_key`/`aws_session_token` assignments, whatever
-  their values (credentials from a profile or an instance role are not in the environment).
+- security-token headers, SigV4 signatures and credential scopes (the access key ID), and
+  `aws_access_key_id`/`aws_secret_access_key`/`aws_session_token` assignments, whatever their values (credentials
+  from a profile or an instance role are not in the environment).
 
 Logger filters only see records logged on that very logger, not on its children (`botocore.endpoint`), so
 `install()` also attaches the filter to the handlers of the root logger and of the named loggers, which every
@@ -21,6 +22,10 @@ from collections.abc import Iterable, Mapping
 
 MASK = "***"
 SECRET_ENV = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "AWS_CONTAINER_AUTHORIZATION_TOKEN")
+KEY_ID_ENV = "AWS_ACCESS_KEY_ID"
+MIN_KEY_ID = 16
+"""The access key ID is not a secret by itself, but it names the account's credential: masked too, when it is as
+long as a real one (AWS's are 16 to 128 characters; a dummy such as `local` would mask every such word)."""
 LOGGERS = ("dynlocust", "botocore", "urllib3", "locust")
 """Locust's own logger does not propagate: its handlers (console, the web UI's log view) get the filter too."""
 MIN_SECRET = 4
@@ -30,6 +35,11 @@ PATTERNS = (
     # header dicts and raw headers: 'X-Amz-Security-Token': b'...'  /  X-Amz-Security-Token: ...
     re.compile(r"""(?i)(x-amz-security-token['"]?\s*[:=]\s*b?['"]?)([^'",\s}]+)"""),
     re.compile(r"(?i)(Signature[=:]\s*)([0-9a-f]{16,})"),
+    # SigV4's Authorization header: Credential=<access key id>/<date>/<region>/<service>/aws4_request
+    re.compile(r"(Credential=)([^/,\s'\"]+)"),
+    re.compile(r"()(?<![A-Z0-9])((?:AKIA|ASIA)[A-Z0-9]{12,124})(?![A-Z0-9])"),  # shaped like an AWS key ID
+    re.compile(r"""(?i)((?:aws_)?access_key_id['"]?\s*[:=]\s*b?['"]?)([^'",\s}]+)"""),
+    re.compile(r"""(?i)(['"]?AccessKeyId['"]?\s*:\s*['"])([^'"]+)"""),
     re.compile(r"""(?i)((?:aws_)?secret_access_key['"]?\s*[:=]\s*b?['"]?)([^'",\s}]+)"""),
     re.compile(r"""(?i)((?:aws_)?session_token['"]?\s*[:=]\s*b?['"]?)([^'",\s}]+)"""),
     re.compile(r"""(?i)(['"]?(?:SecretAccessKey|SessionToken)['"]?\s*:\s*['"])([^'"]+)"""),
@@ -38,6 +48,8 @@ PATTERNS = (
 
 def secrets_from(environ: Mapping[str, str]) -> tuple[str, ...]:
     values = {environ.get(name, "") for name in SECRET_ENV}
+    if len(key_id := environ.get(KEY_ID_ENV, "")) >= MIN_KEY_ID:
+        values.add(key_id)
     return tuple(sorted((v for v in values if len(v) >= MIN_SECRET), key=len, reverse=True))
 
 

@@ -32,7 +32,8 @@ import threading
 import time
 import traceback
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -348,7 +349,33 @@ def guard_worker(environment: Any, current: Callable[[], Any], timeout: float | 
 
 # -- interrupts and a teardown that a second one cannot cut short ---------------------------------------------
 
-_ROUTED = False
+
+@dataclass
+class _Interrupts:
+    routed: bool = False
+    held: bool = False
+    """Inside `interrupts_held()`: a Ctrl-C is kept for later, not thrown."""
+    pending: bool = False
+    draining: bool = False
+    """Shutdown has begun (`quit_once`): a further Ctrl-C has nothing left to stop and is only acknowledged."""
+
+
+_INTERRUPTS = _Interrupts()
+
+
+def _throw_to_main() -> None:
+    hub = gevent.get_hub()
+    hub.loop.run_callback(hub.parent.throw, KeyboardInterrupt())
+
+
+def _interrupt() -> None:
+    if _INTERRUPTS.draining:
+        # thrown now, it would cut Locust's exit short (the process would die by the signal, not exit with its code)
+        sys.stderr.write("dynlocust: shutdown in progress, not interrupting it (deleting this run's tables)\n")
+    elif _INTERRUPTS.held:
+        _INTERRUPTS.pending = True
+    else:
+        _throw_to_main()
 
 
 def route_interrupts() -> None:
@@ -359,16 +386,26 @@ def route_interrupts() -> None:
     the main greenlet even hears of it. Routed through the hub, the interrupt reaches Locust's main loop alone,
     which then shuts down through `quitting` with every greenlet still intact.
     """
-    global _ROUTED
-    if _ROUTED or threading.current_thread() is not threading.main_thread():
+    if _INTERRUPTS.routed or threading.current_thread() is not threading.main_thread():
         return
-    hub = gevent.get_hub()
+    gevent.signal_handler(signal.SIGINT, _interrupt)
+    _INTERRUPTS.routed = True
 
-    def interrupt() -> None:
-        hub.loop.run_callback(hub.parent.throw, KeyboardInterrupt())
 
-    gevent.signal_handler(signal.SIGINT, interrupt)
-    _ROUTED = True
+@contextmanager
+def interrupts_held() -> Iterator[None]:
+    """Keep a Ctrl-C that arrives inside the block for its end (then it reaches the main greenlet as usual).
+
+    For Locust's `init`: thrown there, the interrupt would escape Locust's main loop and skip `quitting` (no
+    teardown, no record of why the run ended). Kept, it arrives once the main loop waits, which shuts down."""
+    _INTERRUPTS.held = True
+    try:
+        yield
+    finally:
+        _INTERRUPTS.held = False
+        if _INTERRUPTS.pending:
+            _INTERRUPTS.pending = False
+            _throw_to_main()
 
 
 def shielded(work: Callable[[], T], *, limit: float = 120.0, what: str = "teardown") -> T | None:
@@ -402,8 +439,23 @@ _QUITTING: weakref.WeakKeyDictionary[Any, gevent.Greenlet] = weakref.WeakKeyDict
 
 def quit_once(environment: Any, work: Callable[[], None], *, limit: float = 600.0) -> None:
     """Run an environment's shutdown work once, shielded; a second caller (Locust fires `quitting` again when its
-    main loop ends while a signal's shutdown is still under way) waits for the first instead of exiting under it."""
+    main loop ends while a signal's shutdown is still under way) waits for the first instead of exiting under it.
+
+    From here on a Ctrl-C is acknowledged, not thrown, and once the work is done it is ignored: the process exits
+    with the code the shutdown decided, never by the signal (Python restores the default handler, which kills,
+    while it exits; an ignored signal stays ignored)."""
+    _INTERRUPTS.draining = True
+    own_signals = _INTERRUPTS.routed and threading.current_thread() is threading.main_thread()
+    if own_signals:
+        signal.signal(signal.SIGINT, lambda _signum, _frame: _interrupt())
     job = _QUITTING.get(environment)
     if job is None:
         job = _QUITTING[environment] = gevent.spawn(work)
     _wait_shielded(job, limit, "shutdown")
+    if own_signals:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def is_quitting(environment: Any) -> bool:
+    """Whether `environment`'s shutdown has begun (set-up still running elsewhere must not go on to start)."""
+    return environment in _QUITTING

@@ -7,6 +7,7 @@ UI's start form all see the same ones, and they are validated once, at start-up,
 from __future__ import annotations
 
 import math
+import re
 from argparse import Namespace
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +20,10 @@ DEFAULT_CONNECT_TIMEOUT = 3.0
 DEFAULT_REGION = "us-east-1"
 DEFAULT_METRICS_PORT = 9646
 DEFAULT_MASTER_TIMEOUT = 10.0
+DEFAULT_WEB_HOST = "127.0.0.1"
+MAX_RUN_ID = 64
+"""A run id names a folder under --results-dir and ends every physical table name (at most 255 characters)."""
+_RUN_ID_RE = re.compile(rf"[A-Za-z0-9][A-Za-z0-9_.-]{{0,{MAX_RUN_ID - 1}}}")
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,9 @@ class Settings:
 def add_arguments(parser: Any) -> None:
     """Register every dynlocust option on a Locust (configargparse) parser."""
     group = parser  # Locust's own parser: its argument groups do not take include_in_web_ui
+    # Locust's web UI can start load with the operator's credentials: loopback unless --web-host says otherwise
+    # (Locust's default is every interface). DEFAULT_WEB_HOST is a default only: the option and env var still win.
+    parser.set_defaults(web_host=DEFAULT_WEB_HOST)
     group.add_argument(
         "--deadline",
         type=str,
@@ -102,7 +110,8 @@ def add_arguments(parser: Any) -> None:
         type=str,
         default="",
         env_var="DYNLOCUST_RUN_ID",
-        help="Identity of the run (default: generated). A run id that already has results is refused.",
+        help="Identity of the run (default: generated): 1 to 64 letters, digits, '_', '-' or '.', starting with a "
+        "letter or digit, without '..'. A run id that already has results is refused.",
     )
     group.add_argument(
         "--metrics-host",
@@ -212,11 +221,21 @@ def from_options(options: Namespace | None) -> Settings:
         pool_size=pool_size,
         scenario=str(get("scenario") or ""),
         results_dir=str(get("results_dir") or "results"),
-        run_id=str(get("run_id") or ""),
+        run_id=_run_id(str(get("run_id") or "")),
         metrics_host=str(get("metrics_host") or "127.0.0.1"),
         metrics_port=metrics_port,
         thresholds=_thresholds(get),
     )
+
+
+def _run_id(raw: str) -> str:
+    """A run id that is one safe path component and table-name suffix ("" means: generate one)."""
+    if raw and (not _RUN_ID_RE.fullmatch(raw) or ".." in raw):
+        raise ConfigurationError(
+            f"--run-id: expected 1 to {MAX_RUN_ID} of letters, digits, '_', '-' or '.' (starting with a letter or "
+            f"digit, without '..'), found {raw!r}"
+        )
+    return raw
 
 
 def _positive_seconds(option: str, raw: Any) -> float:

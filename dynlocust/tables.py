@@ -168,11 +168,23 @@ class TableManager:
             name = physical_name(table, self.run_id)
             batches = [items[i : i + BATCH] for i in range(0, len(items), BATCH)]
             pool = Pool(concurrency)
-            for count in pool.imap_unordered(lambda b, n=name: self._write_batch(n, b), batches):
+            for count in pool.imap_unordered(lambda b, n=name: self._try_batch(n, b), batches):
+                if isinstance(count, Exception):  # the first failure ends seeding (teardown, a refused write)
+                    pool.kill()
+                    raise count
                 written += count
         return written
 
+    def _try_batch(self, name: str, items: list[dict[str, Any]]) -> int | Exception:
+        # returned, not raised: a pool greenlet that raises prints a traceback of its own
+        try:
+            return self._write_batch(name, items)
+        except Exception as exc:
+            return exc
+
     def _write_batch(self, name: str, items: list[dict[str, Any]]) -> int:
+        if self.closing:
+            raise TableError(f"table {name!r}: expected to seed it, found teardown already under way")
         pending = [{"PutRequest": {"Item": item}} for item in items]
         for attempt in range(SEED_RESENDS):
             try:

@@ -46,6 +46,16 @@ def _port(text: str) -> int:
     return v
 
 
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number > 0, found {text!r}") from None
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number > 0, found {text!r}")
+    return v
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="dynlocust local", description="Serve a local DynamoDB-compatible endpoint.")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
@@ -58,14 +68,54 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"verify SigV4; accepted credentials come from ${ENV_KEY_ID} / ${ENV_SECRET}",
     )
     p.add_argument("--no-capacity", action="store_true", help="no capacity emulation: never throttle")
-    p.add_argument("--capacity-scale", type=_positive, default=1.0, help="multiply every capacity limit")
-    p.add_argument("--time-scale", type=_positive, default=1.0, help="speed up capacity time (burst, growth)")
+    p.add_argument(
+        "--scenario",
+        help="take --capacity-scale and --time-scale from this scenario's target.local (the options still override)",
+    )
+    p.add_argument("--capacity-scale", type=_positive, help="multiply every capacity limit (default 1)")
+    p.add_argument("--time-scale", type=_positive, help="speed up capacity time (burst, growth) (default 1)")
     p.add_argument("--latency-model", action="store_true", help="add in-region-like latency (p50 ~4.5 ms)")
     p.add_argument("--ready-file", help="write the bound URL to this file once listening")
+    d = LocalConfig()
+    limits = p.add_argument_group("connection limits (a client can hold only bounded time, sockets and memory)")
+    for flag, kind, what in (
+        ("--header-timeout", _positive, "seconds a request's head may take to arrive, else 408 and close"),
+        ("--body-timeout", _positive, "seconds a request's body may take to arrive, else 408 and close"),
+        ("--idle-timeout", _positive, "seconds a keep-alive connection may wait for its next request"),
+        ("--max-connections", _positive_int, "open connections at once, more get 503 (kept below the fd limit)"),
+        (
+            "--max-buffered-bytes",
+            _positive_int,
+            "bytes of request bodies being received at once, all "
+            "connections together; a body that does not fit gets 503",
+        ),
+    ):
+        default = getattr(d, flag[2:].replace("-", "_"))
+        limits.add_argument(flag, type=kind, default=default, help=f"{what} (default {default})")
     return p
 
 
+def _scales(args: argparse.Namespace) -> tuple[float, float]:
+    """(capacity_scale, time_scale): an explicit option, else the scenario's target.local, else 1."""
+    capacity_scale = time_scale = 1.0
+    if args.scenario:
+        from dynlocust.scenario import LocalTarget, load_scenario
+
+        target = load_scenario(args.scenario).target
+        if not isinstance(target, LocalTarget):
+            raise DynlocustError(
+                f"--scenario {args.scenario}: expected target.local (the local endpoint's capacity), "
+                "found a remote target"
+            )
+        capacity_scale, time_scale = target.capacity_scale, target.time_scale
+    return (
+        capacity_scale if args.capacity_scale is None else args.capacity_scale,
+        time_scale if args.time_scale is None else args.time_scale,
+    )
+
+
 def config_from_args(args: argparse.Namespace) -> LocalConfig:
+    capacity_scale, time_scale = _scales(args)
     credentials: dict[str, str] = {}
     if args.verify_signatures:
         key_id, secret = os.environ.get(ENV_KEY_ID), os.environ.get(ENV_SECRET)
@@ -83,9 +133,14 @@ def config_from_args(args: argparse.Namespace) -> LocalConfig:
         verify_signatures=args.verify_signatures,
         credentials=credentials,
         capacity=not args.no_capacity,
-        capacity_scale=args.capacity_scale,
-        time_scale=args.time_scale,
+        capacity_scale=capacity_scale,
+        time_scale=time_scale,
         latency_model=args.latency_model,
+        header_timeout=args.header_timeout,
+        body_timeout=args.body_timeout,
+        idle_timeout=args.idle_timeout,
+        max_connections=args.max_connections,
+        max_buffered_bytes=args.max_buffered_bytes,
     )
 
 

@@ -7,6 +7,7 @@ throttling to an optional capacity model (anything with `charge(table, index, ki
 
 from __future__ import annotations
 
+import datetime
 import re
 import time
 import uuid
@@ -20,7 +21,17 @@ from dynlocust.errors import ConfigurationError
 from dynlocust.local import errors
 from dynlocust.local.config import LocalConfig
 from dynlocust.local.errors import ServiceError
-from dynlocust.local.store import Collection, Index, Item, KeyDef, Table, comparable
+from dynlocust.local.limits import (
+    BATCH_GET_MAX,
+    BATCH_WRITE_MAX,
+    DEFAULT_WARM,
+    GSI_HASH_ATTRS_MAX,
+    GSI_RANGE_ATTRS_MAX,
+    HASH_KEY_MAX_BYTES,
+    RANGE_KEY_MAX_BYTES,
+    TRANSACT_ITEMS_MAX,
+)
+from dynlocust.local.store import Collection, Index, Item, KeyDef, Table, check_key_sizes, comparable
 from dynlocust.local.units import (
     ITEM_LIMIT,
     PAGE_LIMIT,
@@ -29,6 +40,7 @@ from dynlocust.local.units import (
     read_units,
     write_units,
 )
+from dynlocust.local.validation import check_create_table, check_param_types, serialization_error
 
 _TABLE_NAME = re.compile(r"^[a-zA-Z0-9_.-]{3,255}$")
 _AV_KINDS = frozenset(("S", "N", "B", "SS", "NS", "BS", "M", "L", "NULL", "BOOL"))
@@ -47,7 +59,6 @@ PTEE_TX = (
 )
 TRANSACTION_LIMIT = 4 * 1024 * 1024
 TOKEN_TTL = 600.0
-DEFAULT_WARM = {"ReadUnitsPerSecond": 12000, "WriteUnitsPerSecond": 4000}
 
 
 def _expressions() -> Any:
@@ -63,6 +74,19 @@ class Ctx:
 
     tables: list[str] = field(default_factory=list)
     unprocessed: int = 0
+    region: str = ""  # from the request's credential scope; "" = the endpoint's --region
+
+
+def request_region(headers: dict[str, str]) -> str:
+    """The region of a SigV4 request's credential scope (Credential=KEY/DATE/REGION/dynamodb/...), or ""."""
+    auth = headers.get("authorization")
+    if not auth:
+        return ""
+    start = auth.find("Credential=")
+    if start < 0:
+        return ""
+    parts = auth[start + 11 : start + 200].split("/", 3)
+    return parts[2] if len(parts) > 3 else ""
 
 
 def throttle_error(th: Any) -> ServiceError:
@@ -85,19 +109,61 @@ def _cancelled(reasons: list[dict[str, Any]]) -> ServiceError:
     )
 
 
+TAGS_PAGE = 10  # ListTagsOfResource page size, as moto's test_list_table_tags_paginated records it
+_EXPRESSION_PARAMS = (
+    "ProjectionExpression",
+    "FilterExpression",
+    "KeyConditionExpression",
+    "ConditionExpression",
+    "UpdateExpression",
+)
+
+
+_EXPRESSION_SET = frozenset(_EXPRESSION_PARAMS)
+
+
 class Exprs:
     """Parses one request's expressions and checks that every name and value given was used."""
 
-    def __init__(self, req: dict[str, Any]) -> None:
+    def __init__(self, req: dict[str, Any], single_write: bool = False) -> None:
+        # PutItem, UpdateItem and DeleteItem word these request checks "1 validation error detected: ..."
+        self._fail = errors.detected if single_write else errors.validation
         self.names: dict[str, str] | None = req.get("ExpressionAttributeNames")
         self.values: dict[str, dict] | None = req.get("ExpressionAttributeValues")
         if self.values is not None and not self.values:
-            raise errors.validation("ExpressionAttributeValues must not be empty")
+            raise self._fail("ExpressionAttributeValues must not be empty")
         if self.names is not None and not self.names:
-            raise errors.validation("ExpressionAttributeNames must not be empty")
+            raise self._fail("ExpressionAttributeNames must not be empty")
         self.used_names: set[str] = set()
         self.used_values: set[str] = set()
         self.any = False
+        texts = [v for p, v in req.items() if p in _EXPRESSION_SET and type(v) is str] if len(req) > 2 else []
+        if texts and not all(t.strip() for t in texts):
+            for p in _EXPRESSION_PARAMS:  # every expression's emptiness is checked before any is parsed
+                v = req.get(p)
+                if type(v) is str and not v.strip():
+                    message = f"Invalid {p}: The expression can not be empty;"
+                    raise (self._fail if p == "UpdateExpression" else errors.validation)(message)
+        if self.names or self.values:
+            self._precheck(texts)
+
+    def _precheck(self, texts: list[str]) -> None:
+        """What the service checks before parsing: key syntax, the values, names and values unused in the text."""
+        for label, given, sigil in (("Names", self.names, "#"), ("Values", self.values, ":")):
+            for k in given or ():
+                if not k.startswith(sigil):
+                    raise errors.validation(
+                        f'ExpressionAttribute{label} contains invalid key: Syntax error; key: "{k}"'
+                    )
+        for k, av in (self.values or {}).items():
+            Backend._check_av(av, k)
+        joined = " ".join(texts)
+        for label, given in (("Names", self.names), ("Values", self.values)):
+            unused = sorted(k for k in given or () if not re.search(re.escape(k) + r"(?![A-Za-z0-9_])", joined))
+            if unused and texts:
+                raise self._fail(
+                    f"Value provided in ExpressionAttribute{label} unused in expressions: keys: {{{', '.join(unused)}}}"
+                )
 
     def _track(self, obj: Any) -> Any:
         self.any = True
@@ -110,7 +176,7 @@ class Exprs:
         try:
             return self._track(fn(*args))
         except ex.ExpressionError as exc:
-            raise errors.validation(str(exc)) from exc
+            raise (errors.detected if exc.detected else errors.validation)(str(exc)) from exc
 
     def condition(self, text: str | None, kind: str = "ConditionExpression") -> Any:
         if text is None:
@@ -128,6 +194,15 @@ class Exprs:
         return self._call(_expressions().parse_projection, text, self.names)
 
     def key_condition(self, text: str, key: KeyDef) -> Any:
+        if key.multi:
+            return self._call(
+                _expressions().parse_multi_key_condition,
+                text,
+                self.names,
+                self.values,
+                [a for a, _ in key.hash_parts()],
+                [a for a, _ in key.range_parts()],
+            )
         return self._call(
             _expressions().parse_key_condition, text, self.names, self.values, key.hash_attr, key.range_attr
         )
@@ -142,7 +217,7 @@ class Exprs:
         if self.names:
             unused = sorted(set(self.names) - self.used_names)
             if unused:
-                raise errors.validation(
+                raise self._fail(
                     "Value provided in ExpressionAttributeNames unused in expressions: keys: {"
                     + ", ".join(unused)
                     + "}"
@@ -150,7 +225,7 @@ class Exprs:
         if self.values:
             unused = sorted(set(self.values) - self.used_values)
             if unused:
-                raise errors.validation(
+                raise self._fail(
                     "Value provided in ExpressionAttributeValues unused in expressions: keys: {"
                     + ", ".join(unused)
                     + "}"
@@ -260,13 +335,18 @@ class _Legacy:
     def conditions(self, conds: Any, joiner: str, parens: bool = True) -> str:
         parts = []
         for attr, c in (conds or {}).items():
+            if not isinstance(c, dict):
+                raise serialization_error(c, "map")
             a = self.name(attr)
             if "ComparisonOperator" in c:
                 op = c["ComparisonOperator"]
                 tmpl = _LEGACY_OPS.get(op)
                 if tmpl is None:
                     raise errors.validation(f"Unsupported operator on ExpectedAttributeValue: {op}")
-                vals = [self.value(v) for v in c.get("AttributeValueList") or []]
+                given = c.get("AttributeValueList")
+                if given is None and "Value" in c:  # Value stands for a one-element AttributeValueList
+                    given = [c["Value"]]
+                vals = [self.value(v) for v in given or []]
                 need = {"NULL": 0, "NOT_NULL": 0, "BETWEEN": 2}.get(op, 1)
                 if (op != "IN" and len(vals) != need) or (op == "IN" and not vals):
                     raise errors.validation(
@@ -297,10 +377,21 @@ class _Legacy:
     def updates(self, updates: Any) -> str:
         sets, removes, adds, deletes = [], [], [], []
         for attr, u in (updates or {}).items():
+            if not isinstance(u, dict):
+                raise serialization_error(u, "map")
             a = self.name(attr)
             action = u.get("Action", "PUT")
+            if action in ("PUT", "ADD") and not isinstance(u.get("Value"), dict):
+                raise errors.validation(
+                    "One or more parameter values were invalid: Only DELETE action is allowed when no attribute "
+                    f"value is specified for attribute: {attr}"
+                )
             if action == "PUT":
                 sets.append(f"{a} = {self.value(u['Value'])}")
+            elif action == "ADD" and isinstance(u.get("Value"), dict) and "L" in u["Value"]:
+                # legacy ADD appends to a list (UpdateExpression's ADD takes only numbers and sets)
+                empty = self.value({"L": []})
+                sets.append(f"{a} = list_append(if_not_exists({a}, {empty}), {self.value(u['Value'])})")
             elif action == "ADD":
                 adds.append(f"{a} {self.value(u['Value'])}")
             elif action == "DELETE" and "Value" in u:
@@ -330,8 +421,6 @@ def _legacy(req: dict[str, Any], *names: str) -> dict[str, Any]:
             "FilterExpression",
             "UpdateExpression",
             "ProjectionExpression",
-            "ExpressionAttributeNames",
-            "ExpressionAttributeValues",
         )
         if k in req
     ]
@@ -340,6 +429,9 @@ def _legacy(req: dict[str, Any], *names: str) -> dict[str, Any]:
             "Can not use both expression and non-expression parameters in the same request: Non-expression "
             f"parameters: {{{', '.join(present)}}} Expression parameters: {{{', '.join(expr_params)}}}"
         )
+    for k in ("ExpressionAttributeNames", "ExpressionAttributeValues"):
+        if k in req:
+            raise errors.validation(f"{k} can only be specified when using expressions")
     out = dict(req)
     lg = _Legacy()
     joiner = req.get("ConditionalOperator", "AND")
@@ -395,12 +487,34 @@ class Backend:
             "TransactWriteItems": self.transact_write,
             "TransactGetItems": self.transact_get,
         }
+        self.ops = {op: self._dispatch(fn) for op, fn in self.ops.items()}
         self._ttl: dict[str, dict[str, Any]] = {}
+        # tables live in a region, as in the service: each request works on its credential scope's region
+        self.region = config.region
+        self._regions: dict[str, tuple[dict[str, Table], dict[str, dict[str, Any]]]] = {
+            config.region: (self.tables, self._ttl)
+        }
         self._tokens: dict[str, tuple[bytes, float]] = {}  # ClientRequestToken -> (request, expiry)
 
     # ------------------------------------------------------------------ helpers
+    def _dispatch(
+        self, handler: Callable[[dict[str, Any], Ctx], dict[str, Any]]
+    ) -> Callable[[dict[str, Any], Ctx], Any]:
+        """`handler` behind the check of its parameters' JSON types (the service's first check), working on the
+        tables of the request's region."""
+
+        def run(req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
+            check_param_types(req)
+            region = ctx.region or self.config.region
+            if region != self.region:
+                self.tables, self._ttl = self._regions.setdefault(region, ({}, {}))
+                self.region = region
+            return handler(req, ctx)
+
+        return run
+
     def table_arn(self, name: str) -> str:
-        return f"arn:aws:dynamodb:{self.config.region}:{self.config.account_id}:table/{name}"
+        return f"arn:aws:dynamodb:{self.region}:{self.config.account_id}:table/{name}"
 
     def _table(self, req: dict[str, Any], ctx: Ctx, name: str | None = None) -> Table:
         """An ACTIVE table for the data plane; missing or still CREATING -> ResourceNotFoundException."""
@@ -413,9 +527,17 @@ class Backend:
         if not ctx.tables:
             ctx.tables.append(name)
         t = self.tables.get(name)
+        if t is None and name.startswith("arn:"):
+            t = self._named_by_arn(name)
         if t is None or t.active_at > self.clock():
             raise errors.not_found()
         return t
+
+    def _named_by_arn(self, arn: str) -> Table | None:
+        """The table a TableName given as the table's ARN names (every operation that takes TableName accepts it)."""
+        _, _, name = arn.partition(":table/")
+        t = self.tables.get(name)
+        return t if t is not None and t.arn == arn else None
 
     def _any_table(self, name: Any, ctx: Ctx) -> Table:
         if not isinstance(name, str):
@@ -426,6 +548,8 @@ class Backend:
         if not ctx.tables:
             ctx.tables.append(name)
         t = self.tables.get(name)
+        if t is None and name.startswith("arn:"):
+            t = self._named_by_arn(name)
         if t is None:
             raise errors.not_found(f"Requested resource not found: Table: {name} not found")
         return t
@@ -452,7 +576,7 @@ class Backend:
             if kind in ("SS", "NS", "BS"):
                 if not v:
                     label = {"SS": "string", "NS": "number", "BS": "binary"}[kind]
-                    raise errors.validation(
+                    raise errors.detected(
                         f"One or more parameter values were invalid: An {label} set  may not be empty"
                     )
                 if len(set(v)) != len(v):
@@ -497,6 +621,11 @@ class Backend:
                     f"cannot contain an empty {'string' if typ == 'S' else 'binary'} value. Key: {attr}"
                 )
             out.append(comparable(av, typ))
+        hk, sk = out
+        if (type(hk) is bytes and len(hk) > HASH_KEY_MAX_BYTES) or (
+            type(sk) is bytes and len(sk) > RANGE_KEY_MAX_BYTES
+        ):
+            check_key_sizes(hk, sk)  # inline test first: this runs on every write
         return out[0], out[1], str(item[k.hash_attr][k.hash_type])
 
     @staticmethod
@@ -525,20 +654,27 @@ class Backend:
                 "One or more parameter values are not valid. The AttributeValue for a key attribute "
                 f"cannot contain an empty string value. Key: {k.hash_attr}"
             )
-        return comparable(hav, k.hash_type), sk, str(hav[k.hash_type])
+        hk = comparable(hav, k.hash_type)
+        if (type(hk) is bytes and len(hk) > HASH_KEY_MAX_BYTES) or (
+            type(sk) is bytes and len(sk) > RANGE_KEY_MAX_BYTES
+        ):
+            check_key_sizes(hk, sk)
+        return hk, sk, str(hav[k.hash_type])
 
-    def _plan(self, t: Table, hk: Any, sk: Any, partition: str, old: Item | None, new: Item | None) -> WritePlan:
+    def _plan(
+        self, t: Table, hk: Any, sk: Any, partition: str, old: Item | None, new: Item | None, update: bool = False
+    ) -> WritePlan:
         size_old = item_size(old)
         size_new = item_size(new)
         if size_new > ITEM_LIMIT:
-            raise errors.validation("Item size has exceeded the maximum allowed size")
+            raise errors.validation(f"Item size {'to update ' if update else ''}has exceeded the maximum allowed size")
         entries: list[tuple[Index, Any, Any, int, int]] = []
         gsi_units: dict[str, tuple[float, str]] = {}
         lsi_units: dict[str, float] = {}
         for group in (t.gsis, t.lsis):
             for idx in group.values():
                 oe = idx.entry(old, t.key) if old else None
-                ne = idx.entry(new, t.key) if new else None
+                ne = idx.entry(new, t.key, update) if new else None
                 if oe is None and ne is None:
                     continue
                 po = idx.project(old, t.key) if oe is not None and old is not None else None
@@ -654,26 +790,40 @@ class Backend:
         return None if mode == "NONE" else mode
 
     # ------------------------------------------------------------------ control plane
-    def _key_schema(self, schema: Any, defs: dict[str, str], where: str) -> KeyDef:
-        if not isinstance(schema, list) or not 1 <= len(schema) <= 2:
+    def _key_schema(self, schema: Any, defs: dict[str, str], where: str, multi: bool = False) -> KeyDef:
+        """A KeyDef from a KeySchema; a GSI (`multi`) may name up to 4 HASH then up to 4 RANGE attributes."""
+        most = 2 * GSI_HASH_ATTRS_MAX if multi else 2
+        if not isinstance(schema, list) or not 1 <= len(schema) <= most:
             raise errors.validation(f"1 validation error detected: Value at '{where}' failed to satisfy constraint")
-        hash_attr = range_attr = None
+        hashes: list[str] = []
+        ranges: list[str] = []
         for el in schema:
-            if el.get("KeyType") == "HASH" and hash_attr is None:
-                hash_attr = el.get("AttributeName")
-            elif el.get("KeyType") == "RANGE" and range_attr is None:
-                range_attr = el.get("AttributeName")
+            kind, name = el.get("KeyType"), el.get("AttributeName")
+            if kind == "HASH" and not ranges and len(hashes) < (GSI_HASH_ATTRS_MAX if multi else 1):
+                hashes.append(name)
+            elif kind == "RANGE" and hashes and len(ranges) < (GSI_RANGE_ATTRS_MAX if multi else 1):
+                ranges.append(name)
+            elif not hashes:
+                raise errors.validation("Invalid KeySchema: The first KeySchemaElement is not a HASH key type")
             else:
                 raise errors.validation("Invalid KeySchema: Some index key attribute have no definition")
-        if hash_attr is None:
-            raise errors.validation("Invalid KeySchema: The first KeySchemaElement is not a HASH key type")
-        missing = [a for a in (hash_attr, range_attr) if a is not None and a not in defs]
+        if len(set(hashes + ranges)) != len(hashes) + len(ranges):
+            raise errors.validation("Invalid KeySchema: Some index key attribute have no definition")
+        missing = [a for a in hashes + ranges if a not in defs]
         if missing:
             raise errors.validation(
                 "One or more parameter values were invalid: Some index key attributes are not defined in "
                 f"AttributeDefinitions. Keys: [{', '.join(missing)}], AttributeDefinitions: [{', '.join(defs)}]"
             )
-        return KeyDef(hash_attr, defs[hash_attr], range_attr, defs[range_attr] if range_attr else None)
+        range_attr = ranges[0] if ranges else None
+        return KeyDef(
+            hashes[0],
+            defs[hashes[0]],
+            range_attr,
+            defs[range_attr] if range_attr else None,
+            more_hash=tuple((a, defs[a]) for a in hashes[1:]),
+            more_range=tuple((a, defs[a]) for a in ranges[1:]),
+        )
 
     @staticmethod
     def _projection(p: Any) -> tuple[str, list[str]]:
@@ -715,7 +865,7 @@ class Backend:
         name = g.get("IndexName")
         if not isinstance(name, str) or not _TABLE_NAME.match(name):
             raise errors.validation(f"Invalid index name: {name}")
-        key = self._key_schema(g.get("KeySchema"), defs, "globalSecondaryIndexes.member.keySchema")
+        key = self._key_schema(g.get("KeySchema"), defs, "globalSecondaryIndexes.member.keySchema", multi=True)
         ptype, non_key = self._projection(g.get("Projection"))
         prov = self._throughput(g.get("ProvisionedThroughput"), billing, f" for index {name}")
         return Index(
@@ -766,6 +916,7 @@ class Backend:
                 f"1 validation error detected: Value '{name}' at 'tableName' failed to satisfy constraint: {rule}"
             )
         ctx.tables.append(name)
+        check_create_table(req)
         defs_list = req.get("AttributeDefinitions") or []
         defs: dict[str, str] = {}
         for d in defs_list:
@@ -800,7 +951,11 @@ class Backend:
             deletion_protection=bool(req.get("DeletionProtectionEnabled", False)),
             table_class=req.get("TableClass"),
             stream_spec=req.get("StreamSpecification"),
+            sse=self._sse(req.get("SSESpecification")),
         )
+        self._set_stream(t, req.get("StreamSpecification"))
+        if billing == "PAY_PER_REQUEST":
+            t.pay_per_request_since = t.created
         used = set(key.names())
         for g in req.get("GlobalSecondaryIndexes") or []:
             idx = self._make_gsi(t, g, defs, billing)
@@ -845,6 +1000,20 @@ class Backend:
         self.tables[name] = t
         return {"TableDescription": self.describe(t)}
 
+    def _sse(self, spec: Any) -> dict[str, Any] | None:
+        """SSEDescription for an SSESpecification asking for KMS encryption (the default, owned key needs none)."""
+        if not isinstance(spec, dict) or not spec.get("Enabled"):
+            return None
+        default = f"arn:aws:kms:{self.region}:{self.config.account_id}:key/{uuid.uuid4()}"
+        key = spec.get("KMSMasterKeyId") or default
+        return {"Status": "ENABLED", "SSEType": "KMS", "KMSMasterKeyArn": key}
+
+    @staticmethod
+    def _set_stream(t: Table, spec: Any) -> None:
+        """A stream enabled now gets a new label (the service labels a stream with its creation time)."""
+        if isinstance(spec, dict) and spec.get("StreamEnabled"):
+            t.stream_label = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3]
+
     def describe(self, t: Table, status: str | None = None) -> dict[str, Any]:
         st = status or t.status(self.clock())
 
@@ -867,8 +1036,11 @@ class Backend:
             "TableId": t.table_id,
             "DeletionProtectionEnabled": t.deletion_protection,
         }
-        if t.billing_mode == "PAY_PER_REQUEST":
-            d["BillingModeSummary"] = {"BillingMode": "PAY_PER_REQUEST", "LastUpdateToPayPerRequestDateTime": t.created}
+        d["BillingModeSummary"] = {"BillingMode": t.billing_mode}
+        if t.pay_per_request_since is not None:
+            d["BillingModeSummary"]["LastUpdateToPayPerRequestDateTime"] = t.pay_per_request_since
+        if t.sse:
+            d["SSEDescription"] = t.sse
         if t.on_demand:
             d["OnDemandThroughput"] = t.on_demand
         warm = t.warm or (DEFAULT_WARM if t.billing_mode == "PAY_PER_REQUEST" else None)
@@ -878,6 +1050,9 @@ class Backend:
             d["TableClassSummary"] = {"TableClass": t.table_class}
         if t.stream_spec and t.stream_spec.get("StreamEnabled"):
             d["StreamSpecification"] = t.stream_spec
+        if t.stream_label:
+            d["LatestStreamLabel"] = t.stream_label
+            d["LatestStreamArn"] = f"{t.arn}/stream/{t.stream_label}"
         if t.gsis:
             gl = []
             for idx in t.gsis.values():
@@ -897,9 +1072,8 @@ class Backend:
 
     @staticmethod
     def _schema(k: KeyDef) -> list[dict[str, str]]:
-        out = [{"AttributeName": k.hash_attr, "KeyType": "HASH"}]
-        if k.range_attr:
-            out.append({"AttributeName": k.range_attr, "KeyType": "RANGE"})
+        out = [{"AttributeName": a, "KeyType": "HASH"} for a, _ in k.hash_parts()]
+        out += [{"AttributeName": a, "KeyType": "RANGE"} for a, _ in k.range_parts()]
         return out
 
     def _index_desc(self, t: Table, idx: Index) -> dict[str, Any]:
@@ -925,10 +1099,7 @@ class Backend:
         if t.status(self.clock()) != "ACTIVE":
             raise errors.in_use(f"Attempt to change a resource which is still in use: Table is being created: {t.name}")
         if t.deletion_protection:
-            raise errors.validation(
-                "Resource cannot be deleted as it is currently protected against deletion. "
-                "Disable deletion protection first."
-            )
+            raise errors.detected(f"Table '{t.name}' can't be deleted while DeletionProtectionEnabled is set to True")
         del self.tables[t.name]
         self._ttl.pop(t.name, None)
         if self.capacity is not None:
@@ -950,6 +1121,8 @@ class Backend:
             t.provisioned = self._throughput(req.get("ProvisionedThroughput"), billing, "")
             if billing != t.billing_mode:
                 t.billing_mode = billing
+                if billing == "PAY_PER_REQUEST":
+                    t.pay_per_request_since = time.time()
                 changed |= {None, *t.gsis}
             changed.add(None)
         if "OnDemandThroughput" in req:
@@ -962,6 +1135,7 @@ class Backend:
             t.deletion_protection = bool(req["DeletionProtectionEnabled"])
         if "StreamSpecification" in req:
             t.stream_spec = req["StreamSpecification"]
+            self._set_stream(t, t.stream_spec)
         if "TableClass" in req:
             t.table_class = req["TableClass"]
         created: list[Index] = []
@@ -975,7 +1149,10 @@ class Backend:
                 for hk, p in t.base.parts.items():
                     del hk
                     for it in p.items.values():
-                        e = idx.entry(it, t.key)
+                        try:
+                            e = idx.entry(it, t.key)
+                        except ServiceError:  # the backfill leaves out items whose keys the index refuses
+                            continue
                         if e is not None:
                             idx.coll.put(e[0], e[1], it)
                             idx.count += 1
@@ -1049,8 +1226,15 @@ class Backend:
         return {}
 
     def list_tags(self, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
+        """Tags in pages of TAGS_PAGE; NextToken is the position of the next page (opaque to clients)."""
         t = self._by_arn(req.get("ResourceArn"), ctx)
-        return {"Tags": [{"Key": k, "Value": v} for k, v in t.tags.items()]}
+        token = req.get("NextToken")
+        start = int(token) if isinstance(token, str) and token.isdigit() else 0
+        tags = list(t.tags.items())
+        out: dict[str, Any] = {"Tags": [{"Key": k, "Value": v} for k, v in tags[start : start + TAGS_PAGE]]}
+        if start + TAGS_PAGE < len(tags):
+            out["NextToken"] = str(start + TAGS_PAGE)
+        return out
 
     def describe_endpoints(self, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
         return {"Endpoints": [{"Address": f"{self.config.host}:{self.config.port}", "CachePeriodInMinutes": 1440}]}
@@ -1088,7 +1272,7 @@ class Backend:
         rv = self._return_values(req, ("NONE", "ALL_OLD"))
         rcc = self._rcc(req)
         on_fail = self._on_fail(req)
-        ex = Exprs(req)
+        ex = Exprs(req, single_write=True)
         cond = ex.condition(req.get("ConditionExpression"))
         ex.finish()
         hk, sk, part = self._item_key(t, item)
@@ -1108,7 +1292,7 @@ class Backend:
         rv = self._return_values(req, ("NONE", "ALL_OLD"))
         rcc = self._rcc(req)
         on_fail = self._on_fail(req)
-        ex = Exprs(req)
+        ex = Exprs(req, single_write=True)
         cond = ex.condition(req.get("ConditionExpression"))
         ex.finish()
         hk, sk, part = self._key(t, req.get("Key"))
@@ -1149,7 +1333,7 @@ class Backend:
         try:
             return update.apply(base)
         except ex.ExpressionError as exc:
-            raise errors.validation(str(exc)) from exc
+            raise (errors.detected if exc.detected else errors.validation)(str(exc)) from exc
 
     def update_item(self, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
         req = _legacy(req, "Expected", "ConditionalOperator", "AttributeUpdates")
@@ -1157,7 +1341,7 @@ class Backend:
         rv = self._return_values(req, ("NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATED_NEW"))
         rcc = self._rcc(req)
         on_fail = self._on_fail(req)
-        ex = Exprs(req)
+        ex = Exprs(req, single_write=True)
         update = ex.update(req.get("UpdateExpression"))
         cond = ex.condition(req.get("ConditionExpression"))
         ex.finish()
@@ -1168,7 +1352,7 @@ class Backend:
         if cond is not None and not cond.evaluate(old):
             raise self._condition_failed(t, old, part, on_fail)
         new = self._updated(t, key, old, update)
-        plan = self._plan(t, hk, sk, part, old, new)
+        plan = self._plan(t, hk, sk, part, old, new, update=True)
         th = self._charge_write(plan)
         if th is not None:
             raise throttle_error(th)
@@ -1180,9 +1364,8 @@ class Backend:
         elif rv == "ALL_NEW":
             attrs = new
         elif rv in ("UPDATED_OLD", "UPDATED_NEW"):
-            paths = set(update.updated_paths) if update is not None else set()
             src = (old or {}) if rv == "UPDATED_OLD" else new
-            attrs = {k: v for k, v in src.items() if k in paths}
+            attrs = update.updated.apply(src) if update is not None else None
         if attrs:
             out["Attributes"] = attrs
         if rcc:
@@ -1242,15 +1425,16 @@ class Backend:
                 "ALL_PROJECTED_ATTRIBUTES]"
             )
         if has_projection and select != "SPECIFIC_ATTRIBUTES":
-            raise errors.validation(
-                "Cannot specify the ProjectionExpression when choosing to get " + select
-                if select != "COUNT"
-                else "Cannot specify the ProjectionExpression when choosing to get COUNT"
+            what = "AttributesToGet" if "AttributesToGet" in req else "ProjectionExpression"
+            raise errors.detected(
+                f"Cannot specify the {what} when choosing to get " + (select if select != "COUNT" else "only the Count")
             )
         if select == "SPECIFIC_ATTRIBUTES" and not has_projection:
-            raise errors.validation("SPECIFIC_ATTRIBUTES selection requires a ProjectionExpression or AttributesToGet")
+            raise errors.detected(
+                "Must specify the AttributesToGet or ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES"
+            )
         if select == "ALL_PROJECTED_ATTRIBUTES" and idx is None:
-            raise errors.validation("ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName")
+            raise errors.detected("ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName")
         if select == "ALL_ATTRIBUTES" and idx is not None and idx.kind == "GSI" and idx.projection_type != "ALL":
             raise errors.validation(
                 "One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for "
@@ -1362,7 +1546,22 @@ class Backend:
             raise errors.validation(
                 "One or more parameter values were invalid: Condition parameter type does not match schema type"
             )
-        hk = comparable(hav, key.hash_type)
+        for attr, av in ((key.hash_attr, hav), *((key.range_attr, v) for v in kc.range_values or ())):
+            if av.get("S") == "" or av.get("B") == "":
+                raise errors.validation(
+                    "One or more parameter values are not valid. The AttributeValue for a key attribute "
+                    f"cannot contain an empty string value. Key: {attr}"
+                )
+        if key.multi:
+            for (attr, typ), av in zip(key.hash_parts(), kc.hash_values, strict=True):
+                if typ not in av:
+                    raise errors.validation(
+                        "One or more parameter values were invalid: Condition parameter type does not match schema "
+                        f"type; key: {attr}"
+                    )
+            hk: Any = tuple(comparable(av, typ) for (_, typ), av in zip(key.hash_parts(), kc.hash_values, strict=True))
+        else:
+            hk = comparable(hav, key.hash_type)
         forward = req.get("ScanIndexForward", True)
         start = None
         esk = req.get("ExclusiveStartKey")
@@ -1372,7 +1571,10 @@ class Backend:
                 raise errors.validation(
                     "The provided starting key is invalid: The provided key element does not match the schema"
                 )
-        rows = _in_range(coll.query(hk, forward, start), kc, key.range_attr)
+        if key.multi:
+            rows: Iterator[Item] = (item for _, item in coll.query(hk, forward, start) if kc.matches_item(item))
+        else:
+            rows = _in_range(coll.query(hk, forward, start), kc, key.range_attr)
         out, size, _first = self._page(req, t, idx, rows, filt, project, select)
         consistent = bool(req.get("ConsistentRead", False))
         units = read_units(size, consistent)
@@ -1423,8 +1625,7 @@ class Backend:
                 )
             if not isinstance(segment, int) or not 0 <= segment < total:
                 raise errors.validation(
-                    f"The Segment parameter is zero-based and must be less than parameter TotalSegments: "
-                    f"Segment: {segment} is not less than TotalSegments: {total}"
+                    "The Segment parameter is zero-based and must be less than parameter TotalSegments"
                 )
         start = None
         esk = req.get("ExclusiveStartKey")
@@ -1448,7 +1649,7 @@ class Backend:
         rcc = self._rcc(req)
         request_items = _request_items(req)
         total = sum(len(v) for v in request_items.values())
-        if total > 25:
+        if total > BATCH_WRITE_MAX:
             raise errors.validation("Too many items requested for the BatchWriteItem call")
         if total == 0:
             raise errors.validation(
@@ -1499,11 +1700,17 @@ class Backend:
         rcc = self._rcc(req)
         request_items = _request_items(req)
         total = sum(len(v.get("Keys") or []) for v in request_items.values())
-        if total > 100:
+        for name, spec in request_items.items():
+            if len(spec.get("Keys") or []) > BATCH_GET_MAX:
+                raise errors.detected(
+                    f"Value at 'requestItems.{name}.member.keys' failed to satisfy constraint: "
+                    f"Member must have length less than or equal to {BATCH_GET_MAX}"
+                )
+        if total > BATCH_GET_MAX:
             raise errors.validation("Too many items requested for the BatchGetItem call")
         jobs = []
         for name, spec in request_items.items():
-            t = self._table(req, ctx, name)
+            # the request's own checks come before the table lookup, as in the service
             ex = Exprs(spec)
             project = self._projector(spec, ex)
             ex.finish()
@@ -1513,6 +1720,7 @@ class Backend:
                     "1 validation error detected: Value at 'requestItems." + name + ".member.keys' failed to "
                     "satisfy constraint: Member must have length greater than or equal to 1"
                 )
+            t = self._table(req, ctx, name)
             seen: set[tuple[Any, Any]] = set()
             parsed = []
             for k in keys:
@@ -1673,7 +1881,7 @@ class Backend:
             self._tokens[token] = (fingerprint, self.clock() + TOKEN_TTL)
         out: dict[str, Any] = {}
         if rcc:
-            out["ConsumedCapacity"] = [c.render(rcc) for c in consumed.values()]
+            out["ConsumedCapacity"] = [c.render(rcc, per_kind=True) for c in consumed.values()]
         return out
 
     def transact_get(self, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
@@ -1707,7 +1915,7 @@ class Backend:
             responses.append({"Item": project(item) if project else item} if item is not None else {})
         out: dict[str, Any] = {"Responses": responses}
         if rcc:
-            out["ConsumedCapacity"] = [c.render(rcc) for c in consumed.values()]
+            out["ConsumedCapacity"] = [c.render(rcc, per_kind=True) for c in consumed.values()]
         return out
 
 
@@ -1719,10 +1927,10 @@ def _transact_items(req: dict[str, Any]) -> list[Any]:
             "1 validation error detected: Value null at 'transactItems' failed to satisfy constraint: "
             "Member must not be null"
         )
-    if len(actions) > 100:
+    if len(actions) > TRANSACT_ITEMS_MAX:
         raise errors.validation(
             "1 validation error detected at 'transactItems' failed to satisfy constraint: "
-            "Member must have length less than or equal to 100"
+            "Member must have length less than or equal to 100."
         )
     return actions
 

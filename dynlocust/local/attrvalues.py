@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import base64
 import decimal
+import re
 from decimal import Decimal
-from typing import Any
+from typing import Any, NoReturn
+
+from dynlocust.local import errors
+from dynlocust.local.limits import MAX_NESTING_LEVELS
 
 AttributeValue = dict[str, Any]
 
@@ -180,3 +184,112 @@ def is_set_type(t: str) -> bool:
 
 def is_ordered_type(t: str) -> bool:
     return t in _SCALAR_ORDERED
+
+
+# -- wire checks ------------------------------------------------------------------------------------------------
+#: A number as the service reads it: optional sign, digits with an optional fraction, optional exponent; no spaces.
+_NUMBER_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_MAX_DIGITS = 38
+_NONZERO_DIGITS = (b"1", b"2", b"3", b"4", b"5", b"6", b"7", b"8", b"9")
+NESTING_MESSAGE = (
+    "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond supported limit"
+)
+_NULL_MESSAGE = "One or more parameter values were invalid: Null attribute value types must have the value of true"
+EMPTY_MESSAGE = "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes"
+_SET_SHAPES = {"SS": "string", "NS": "string", "BS": "blob"}
+_MEMBER_SHAPES = {
+    "S": "string",
+    "N": "string",
+    "B": "blob",
+    "BOOL": "boolean",
+    "NULL": "boolean",
+    "M": "map",
+    "L": "list",
+}
+_MEMBER_SHAPES.update(dict.fromkeys(_SET_SHAPES, "list"))
+
+
+def _all_digits(raw: bytes) -> bool:
+    # bytes.translate deletes at memory speed; str.isdigit walks the Unicode database (~25 ns a character)
+    return bool(raw) and not raw.translate(None, b"0123456789")
+
+
+def check_number_text(v: str) -> None:
+    """Refuse a number the service cannot read (spaces, words, NaN) before anything parses it.
+
+    A long text is checked with byte operations instead of the regular expression and refused by its
+    significant digits, so megabytes of digits cost milliseconds and never reach Decimal.
+    """
+    if len(v) <= 2 * _MAX_DIGITS:
+        if _NUMBER_RE.fullmatch(v) is None:
+            raise errors.validation(f"The parameter cannot be converted to a numeric value: {v}")
+        return
+    raw = v.encode("utf-8", "surrogatepass")
+    body = raw[1:] if raw[:1] in (b"+", b"-") else raw
+    mantissa, e, exponent = body.replace(b"E", b"e").partition(b"e")
+    digits = mantissa.replace(b".", b"", 1)
+    exp_digits = exponent[1:] if exponent[:1] in (b"+", b"-") else exponent
+    if not _all_digits(digits) or (e and not _all_digits(exp_digits)):
+        raise errors.validation(f"The parameter cannot be converted to a numeric value: {v}")
+    firsts = [i for i in (digits.find(d) for d in _NONZERO_DIGITS) if i >= 0]
+    if firsts and max(digits.rfind(d) for d in _NONZERO_DIGITS) - min(firsts) + 1 > _MAX_DIGITS:
+        raise errors.validation("Attempting to store more than 38 significant digits in a Number")
+
+
+def check_value(av: Any, level: int = 1) -> None:
+    """Check one attribute value's JSON types, NULL/BOOL/number forms and nesting, as the service does on input.
+
+    Raises the service's SerializationException for a JSON value of the wrong type and its ValidationException for
+    a value nested more than MAX_NESTING_LEVELS deep; never recurses deeper than that, whatever the input.
+    On every request's path: the common cases (one S or N) are tested first, with no call beyond this one.
+    """
+    if av.__class__ is not dict or len(av) != 1:
+        _refuse_shape(av)
+    for t, v in av.items():
+        if t == "S":
+            if v.__class__ is not str:
+                _refuse_member(t, v)
+        elif t == "N":
+            if v.__class__ is not str:
+                _refuse_member(t, v)
+            if len(v) > 2 * _MAX_DIGITS or _NUMBER_RE.fullmatch(v) is None:
+                check_number_text(v)
+        elif t == "M" or t == "L":
+            if v.__class__ is not (dict if t == "M" else list):
+                _refuse_member(t, v)
+            if v:
+                if level >= MAX_NESTING_LEVELS:
+                    raise errors.validation(NESTING_MESSAGE)
+                for x in v.values() if t == "M" else v:
+                    check_value(x, level + 1)
+        elif t in _SET_SHAPES:
+            if v.__class__ is not list:
+                _refuse_member(t, v)
+            for x in v:
+                if x.__class__ is not str:
+                    raise errors.wrong_json_type(x, _SET_SHAPES[t])
+                if t == "NS":
+                    check_number_text(x)
+        elif t == "B" or t == "BOOL" or t == "NULL":
+            if v.__class__ is not (str if t == "B" else bool):
+                _refuse_member(t, v)
+            if t == "NULL" and not v:
+                raise errors.validation(_NULL_MESSAGE)
+        else:
+            raise errors.serialization(f"Unexpected field type: {t}")
+
+
+def _refuse_shape(av: Any) -> NoReturn:
+    if av.__class__ is not dict:
+        raise errors.wrong_json_type(av, "structure")
+    if not av:
+        raise errors.validation(EMPTY_MESSAGE)
+    raise errors.validation(
+        "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes"
+    )
+
+
+def _refuse_member(t: str, v: Any) -> NoReturn:
+    if v is None:
+        raise errors.validation(EMPTY_MESSAGE)
+    raise errors.wrong_json_type(v, _MEMBER_SHAPES[t])

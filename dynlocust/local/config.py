@@ -20,3 +20,9 @@ class LocalConfig:
     capacity_scale: float = 1.0
     time_scale: float = 1.0
     latency_model: bool = False
+    # connection limits (issue 16): a slow, idle or greedy client can hold only bounded time, sockets and memory
+    header_timeout: float = 10.0  # seconds from a request's first byte until its head is complete
+    body_timeout: float = 30.0  # seconds from the end of the head until the body is complete
+    idle_timeout: float = 60.0  # seconds a keep-alive connection may wait for its next request
+    max_connections: int = 1000  # open connections at once; more are answered 503 and closed
+    max_buffered_bytes: int = 64 * 1024 * 1024  # request bodies being received at once, all connections together

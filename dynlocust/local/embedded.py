@@ -24,8 +24,21 @@ from dynlocust.local.config import LocalConfig
 READY_TIMEOUT = 15.0
 
 
-def _get_json(url: str, method: str = "GET") -> dict[str, Any]:
-    req = urllib.request.Request(url, method=method, data=b"" if method == "POST" else None)
+def _get_json(
+    url: str, method: str = "GET", credentials: dict[str, str] | None = None, region: str = "us-east-1"
+) -> dict[str, Any]:
+    """A control-path request; signed with the (single) credential pair when the endpoint verifies signatures."""
+    headers: dict[str, str] = {}
+    if credentials:
+        from botocore.auth import SigV4Auth
+        from botocore.awsrequest import AWSRequest
+        from botocore.credentials import Credentials
+
+        ((key_id, secret),) = credentials.items()
+        signed = AWSRequest(method=method, url=url, data=b"")
+        SigV4Auth(Credentials(key_id, secret), "dynamodb", region).add_auth(signed)
+        headers = dict(signed.headers.items())
+    req = urllib.request.Request(url, method=method, data=b"" if method == "POST" else None, headers=headers)
     with urllib.request.urlopen(req, timeout=10) as resp:
         return json.loads(resp.read())
 
@@ -47,6 +60,9 @@ class LocalEndpoint:
         argv = [sys.executable, "-m", "dynlocust.local", "--host", c.host, "--port", str(c.port)]
         argv += ["--region", c.region, "--create-delay", repr(c.create_delay), "--ready-file", ready_file]
         argv += ["--capacity-scale", repr(c.capacity_scale), "--time-scale", repr(c.time_scale)]
+        argv += ["--header-timeout", repr(c.header_timeout), "--body-timeout", repr(c.body_timeout)]
+        argv += ["--idle-timeout", repr(c.idle_timeout), "--max-connections", str(c.max_connections)]
+        argv += ["--max-buffered-bytes", str(c.max_buffered_bytes)]
         if not c.capacity:
             argv.append("--no-capacity")
         if c.latency_model:
@@ -97,10 +113,20 @@ class LocalEndpoint:
         )
 
     def stats(self) -> dict[str, Any]:
-        return _get_json(self.url + "/_dynlocust/stats")
+        return _get_json(
+            self.url + "/_dynlocust/stats", credentials=self._control_credentials(), region=self.config.region
+        )
 
     def reset_stats(self) -> None:
-        _get_json(self.url + "/_dynlocust/reset-stats", method="POST")
+        _get_json(
+            self.url + "/_dynlocust/reset-stats",
+            method="POST",
+            credentials=self._control_credentials(),
+            region=self.config.region,
+        )
+
+    def _control_credentials(self) -> dict[str, str] | None:
+        return self.config.credentials if self.config.verify_signatures else None
 
     def stop(self) -> None:
         """Terminate, then kill after 5 s; always reaps the child and removes the temporary directory."""

@@ -47,6 +47,12 @@ def validation(message: str) -> ServiceError:
     return ServiceError("ValidationException", message, prefix=VALIDATE_PREFIX)
 
 
+def detected(*messages: str) -> ServiceError:
+    """The service's aggregate form: "1 validation error detected: a" or "2 validation errors detected: a; b"."""
+    n = len(messages)
+    return validation(f"{n} validation error{'s' if n > 1 else ''} detected: {'; '.join(messages)}")
+
+
 def not_found(message: str = "Requested resource not found") -> ServiceError:
     return ServiceError("ResourceNotFoundException", message)
 
@@ -66,3 +72,23 @@ def serialization(message: str) -> ServiceError:
 
 def unknown_operation() -> ServiceError:
     return ServiceError("UnknownOperationException", "", prefix=CORAL_PREFIX)
+
+
+_JSON_TOKENS = {bool: "BOOLEAN_VALUE", int: "NUMBER_VALUE", float: "NUMBER_VALUE", str: "STRING_VALUE"}
+_EXPECTED_CONTAINER = {"structure": "Expected null", "map": "Expected map or null", "list": "Expected list or null"}
+
+
+def wrong_json_type(value: Any, expected: str) -> ServiceError:
+    """The SerializationException the service answers when a JSON value has the wrong type for its member.
+
+    `expected` is the member's shape type: "string", "integer", "boolean", ... or "structure", "map", "list".
+    """
+    if isinstance(value, dict):
+        return serialization("Start of structure or map found where not expected.")
+    if isinstance(value, list):
+        return serialization("Start of list found where not expected")
+    container = _EXPECTED_CONTAINER.get(expected)
+    if container is not None:
+        return serialization(container)
+    token = _JSON_TOKENS.get(type(value), "VALUE")
+    return serialization(f"{token} cannot be converted to {expected.capitalize()}")

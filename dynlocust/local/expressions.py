@@ -22,6 +22,7 @@ from dynlocust.local.attrvalues import (
     try_compare,
     values_equal,
 )
+from dynlocust.local.limits import MAX_EXPRESSION_BYTES, MAX_EXPRESSION_NESTING
 
 __all__ = [
     "Condition",
@@ -47,12 +48,14 @@ _Pred = Callable[[Item], bool]
 class ExpressionError(DynlocustError, ValueError):
     """An expression the service would reject with a ValidationException; str() is the service-style message."""
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, detected: bool = False) -> None:
         super().__init__(message)
         self.message = message
+        # the service words some expression errors as "1 validation error detected: <message>"
+        self.detected = detected
 
 
-_UPDATE_TYPE_ERROR = "Invalid UpdateExpression: An operand in the update expression has an incorrect data type"
+_UPDATE_TYPE_ERROR = "An operand in the update expression has an incorrect data type"
 _MISSING_ATTRIBUTE = "The provided expression refers to an attribute that does not exist in the item"
 _INVALID_PATH = "The document path provided in the update expression is invalid for update"
 
@@ -157,23 +160,48 @@ def _const_getter(av: AV) -> _Getter:
     return get_const
 
 
+class _PathNode:
+    """A node of the trie of document paths: its children, the path ending here, and the first path through it."""
+
+    __slots__ = ("children", "end", "first")
+
+    def __init__(self, first: Path) -> None:
+        self.children: dict[str | int, _PathNode] = {}
+        self.end: Path | None = None
+        self.first = first
+
+
 def _check_overlaps(paths: list[Path], label: str) -> None:
-    for i, p1 in enumerate(paths):
-        for p2 in paths[i + 1 :]:
-            n = min(len(p1), len(p2))
-            k = 0
-            while k < n and p1[k] == p2[k] and type(p1[k]) is type(p2[k]):
-                k += 1
-            if k == n:
-                raise ExpressionError(
-                    f"Invalid {label}: Two document paths overlap with each other; must remove or rewrite one of "
-                    f"these paths; path one: [{_fmt_path(p1)}], path two: [{_fmt_path(p2)}]"
-                )
-            if k > 0 and type(p1[k]) is not type(p2[k]):
-                raise ExpressionError(
-                    f"Invalid {label}: Two document paths conflict with each other; must remove or rewrite one of "
-                    f"these paths; path one: [{_fmt_path(p1)}], path two: [{_fmt_path(p2)}]"
-                )
+    """Refuse two paths where one is a prefix of the other, or that index one attribute both as map and as list.
+
+    A trie makes this linear in the total path length; comparing every pair was quadratic, and a few thousand
+    paths held the server's only loop for seconds.
+    """
+
+    def refuse(kind: str, p1: Path, p2: Path) -> ExpressionError:
+        return ExpressionError(
+            f"Invalid {label}: Two document paths {kind} with each other; must remove or rewrite one of "
+            f"these paths; path one: [{_fmt_path(p1)}], path two: [{_fmt_path(p2)}]",
+            detected=kind == "overlap",
+        )
+
+    root = _PathNode(())
+    for path in paths:
+        node = root
+        for k, seg in enumerate(path):
+            if node.end is not None:
+                raise refuse("overlap", node.end, path)
+            child = node.children.get(seg)
+            if child is None:
+                if k > 0:
+                    for other_seg, other in node.children.items():
+                        if type(other_seg) is not type(seg):
+                            raise refuse("conflict", other.first, path)
+                child = node.children[seg] = _PathNode(path)
+            node = child
+        if node.end is not None or node.children:
+            raise refuse("overlap", node.end or node.first, path)
+        node.end = path
 
 
 class _Parser:
@@ -192,10 +220,16 @@ class _Parser:
         self.values = values or {}
         self.used_names: set[str] = set()
         self.used_values: set[str] = set()
+        if len(expr) > MAX_EXPRESSION_BYTES // 4:  # only then can its UTF-8 form exceed the limit
+            size = len(expr.encode("utf-8", "surrogatepass"))
+            if size > MAX_EXPRESSION_BYTES:
+                raise self.error(f"Expression size has exceeded the maximum allowed size; expression size: {size}")
+        self._last_group: tuple[int, int] | None = None  # token span of the last parenthesized condition
         if not expr or not expr.strip():
-            raise self.error("The expression can not be empty;")
+            raise self.error("The expression can not be empty;", detected=label == "UpdateExpression")
         self.toks = self._tokenize(expr)
         self.i = 0
+        self.depth = 0
 
     def _tokenize(self, expr: str) -> list[_Token]:
         out: list[_Token] = []
@@ -215,8 +249,8 @@ class _Parser:
         return out
 
     # -- token helpers ------------------------------------------------------------------------------------------
-    def error(self, message: str) -> ExpressionError:
-        return ExpressionError(f"Invalid {self.label}: {message}")
+    def error(self, message: str, detected: bool = False) -> ExpressionError:
+        return ExpressionError(f"Invalid {self.label}: {message}", detected)
 
     def syntax_error(self) -> ExpressionError:
         tok = self.toks[self.i]
@@ -246,6 +280,20 @@ class _Parser:
     def at_function(self) -> bool:
         nxt = self.toks[self.i + 1] if self.i + 1 < len(self.toks) else None
         return self.toks[self.i].kind == "name" and nxt is not None and nxt.kind == "op" and nxt.text == "("
+
+    def open_paren(self) -> None:
+        """Consume "(" of a group or a function call; refuse nesting deep enough to exhaust the parser's stack."""
+        self.expect_op("(")
+        self.depth += 1
+        if self.depth > MAX_EXPRESSION_NESTING:
+            raise self.error(
+                f"The expression has too many nested parentheses or function calls; the limit is "
+                f"{MAX_EXPRESSION_NESTING}"
+            )
+
+    def close_paren(self) -> None:
+        self.expect_op(")")
+        self.depth -= 1
 
     def expect_op(self, op: str) -> None:
         if not self.at_op(op):
@@ -311,12 +359,12 @@ class _Parser:
                 return tuple(segs)
 
     def function_args(self, parse_arg: Callable[[], _Operand]) -> list[_Operand]:
-        self.expect_op("(")
+        self.open_paren()
         args = [parse_arg()]
         while self.at_op(","):
             self.i += 1
             args.append(parse_arg())
-        self.expect_op(")")
+        self.close_paren()
         return args
 
     def check_arity(self, fname: str, args: list[_Operand], n: int) -> None:
@@ -364,30 +412,38 @@ class _Parser:
         raise self.syntax_error()
 
     def condition(self) -> _Pred:
-        left = self.conjunction()
+        terms = [self.conjunction()]
         while self.at_kw("OR"):
             self.i += 1
-            left = _or(left, self.conjunction())
-        return left
+            terms.append(self.conjunction())
+        return _junction(terms, disjunction=True)
 
     def conjunction(self) -> _Pred:
-        left = self.negation()
+        terms = [self.negation()]
         while self.at_kw("AND"):
             self.i += 1
-            left = _and(left, self.negation())
-        return left
+            terms.append(self.negation())
+        return _junction(terms, disjunction=False)
 
     def negation(self) -> _Pred:
-        if self.at_kw("NOT"):
+        # a loop, not recursion: thousands of NOTs must cost no stack
+        negated = False
+        while self.at_kw("NOT"):
             self.i += 1
-            return _not(self.negation())
-        return self.primary()
+            negated = not negated
+        inner = self.primary()
+        return _not(inner) if negated else inner
 
     def primary(self) -> _Pred:
         if self.at_op("("):
-            self.i += 1
+            opened = self.i
+            self.open_paren()
             inner = self.condition()
-            self.expect_op(")")
+            # "((x))": a group whose whole content is another group is refused by the service
+            if self._last_group == (opened + 1, self.i - 1):
+                raise self.error("The expression has redundant parentheses;")
+            self.close_paren()
+            self._last_group = (opened, self.i - 1)
             return inner
         if self.at_function() and self.peek().text in _BOOL_FUNCTIONS:
             return self.bool_function()
@@ -478,6 +534,11 @@ class _Parser:
     # -- update expressions -------------------------------------------------------------------------------------
     def update_operand(self) -> _Operand:
         tok = self.peek()
+        if self.at_op("("):  # the service accepts parentheses around operands and sums: ((c[1]) + (b.a))
+            self.i += 1
+            inner = self.set_value_operand()
+            self.expect_op(")")
+            return inner
         if tok.kind == "vname":
             self.i += 1
             av = self.value(tok.text)
@@ -503,6 +564,9 @@ class _Parser:
         raise self.syntax_error()
 
     def set_value(self) -> _Getter:
+        return self.set_value_operand().fn
+
+    def set_value_operand(self) -> _Operand:
         left = self.update_operand()
         tok = self.peek()
         if tok.kind == "op" and tok.text in ("+", "-"):
@@ -510,17 +574,21 @@ class _Parser:
             right = self.update_operand()
             for side in (left, right):
                 self.check_const_type(tok.text, side, ("N",))
-            return _arithmetic(left.fn, right.fn, tok.text == "-")
-        return left.fn
+            return _Operand("function", _arithmetic(left.fn, right.fn, tok.text == "-"))
+        return left
 
 
 # -- compiled condition pieces ----------------------------------------------------------------------------------
-def _or(a: _Pred, b: _Pred) -> _Pred:
-    return lambda item: a(item) or b(item)
-
-
-def _and(a: _Pred, b: _Pred) -> _Pred:
-    return lambda item: a(item) and b(item)
+def _junction(terms: list[_Pred], disjunction: bool) -> _Pred:
+    """OR (disjunction) or AND of the terms, flat: thousands of terms evaluate without one nested call per term."""
+    if len(terms) == 1:
+        return terms[0]
+    if len(terms) == 2:
+        a, b = terms
+        return (lambda item: a(item) or b(item)) if disjunction else (lambda item: a(item) and b(item))
+    preds = tuple(terms)
+    combine = any if disjunction else all
+    return lambda item: combine(p(item) for p in preds)
 
 
 def _not(a: _Pred) -> _Pred:
@@ -889,7 +957,17 @@ def parse_condition(
 class Update:
     """A parsed UpdateExpression; apply() returns a new item and never mutates its input."""
 
-    __slots__ = ("_adds", "_deletes", "_removes", "_sets", "expression", "updated_paths", "used_names", "used_values")
+    __slots__ = (
+        "_adds",
+        "_deletes",
+        "_removes",
+        "_sets",
+        "expression",
+        "updated",
+        "updated_paths",
+        "used_names",
+        "used_values",
+    )
 
     def __init__(
         self,
@@ -911,6 +989,8 @@ class Update:
         self._deletes = tuple((path, _getter(path), av) for path, av in deletes)
         targets = [p for p, _ in sets] + removes + [p for p, _ in adds] + [p for p, _ in deletes]
         self.updated_paths: frozenset[str] = frozenset(str(p[0]) for p in targets)
+        # UPDATED_OLD / UPDATED_NEW return exactly the updated document paths, nested as in the item
+        self.updated = Projection(expression, targets, set())
         self.used_names: frozenset[str] = frozenset(used_names)
         self.used_values: frozenset[str] = frozenset(used_values)
 
@@ -977,7 +1057,7 @@ def parse_update(expr: str, names: Mapping[str, str] | None, values: Mapping[str
         if tok.kind != "name" or clause not in _CLAUSES:
             raise p.syntax_error()
         if clause in seen:
-            raise p.error(f'The "{clause}" section can only be used once in an update expression;')
+            raise p.error(f'The "{clause}" section can only be used once in an update expression;', True)
         seen.add(clause)
         p.i += 1
         while True:
@@ -997,7 +1077,7 @@ def parse_update(expr: str, names: Mapping[str, str] | None, values: Mapping[str
                 allowed = ("N", "SS", "NS", "BS") if clause == "ADD" else ("SS", "NS", "BS")
                 if t not in allowed:
                     raise p.error(
-                        f"Incorrect operand type for operator or function; operator: {clause}, "
+                        f"Incorrect operand type for operator or function; operator or function: operator: {clause}, "
                         f"operand type: {_TYPE_WORDS.get(t, t)}"
                     )
                 (adds if clause == "ADD" else deletes).append((path, av))
@@ -1177,9 +1257,9 @@ def _key_part(p: _Parser) -> list[tuple[str, str, tuple[AV, ...]]]:
     if p.at_kw("NOT"):
         raise p.error("Invalid operator used in KeyConditionExpression: NOT")
     if p.at_op("("):
-        p.i += 1
+        p.open_paren()
         parts = _key_parts(p)
-        p.expect_op(")")
+        p.close_paren()
         return parts
     if p.at_function():
         fname = p.peek().text
@@ -1281,6 +1361,66 @@ def parse_key_condition(
             raise ExpressionError(f"Query condition missed key schema element: {range_key}")
         range_op, range_values = op, vals
     return KeyCondition(expr, hash_key, hvals[0], range_key, range_op, range_values, p.used_names, p.used_values)
+
+
+class MultiKeyCondition(KeyCondition):
+    """A KeyConditionExpression on a multi-attribute GSI key: every partition attribute with "=", then sort
+    attributes left to right, "=" on all but the last given one (which may use any sort-key operator)."""
+
+    __slots__ = ("hash_values", "matchers")
+
+    def __init__(
+        self,
+        expression: str,
+        hash_parts: list[tuple[str, AV]],
+        matchers: list[tuple[str, Callable[[AV | None], bool]]],
+        used_names: set[str],
+        used_values: set[str],
+    ) -> None:
+        super().__init__(expression, hash_parts[0][0], hash_parts[0][1], None, None, (), used_names, used_values)
+        self.hash_values = tuple(av for _, av in hash_parts)
+        self.matchers = tuple(matchers)
+
+    def matches_item(self, item: Item) -> bool:
+        return all(m(item.get(attr)) for attr, m in self.matchers)
+
+
+def parse_multi_key_condition(
+    expr: str,
+    names: Mapping[str, str] | None,
+    values: Mapping[str, AV] | None,
+    hash_keys: list[str],
+    range_keys: list[str],
+) -> MultiKeyCondition:
+    """Parse a KeyConditionExpression against a multi-attribute key (up to 4 partition and 4 sort attributes)."""
+    p = _Parser(expr, names, values, "KeyConditionExpression")
+    parts = _key_parts(p)
+    p.expect_eof()
+    by_attr: dict[str, tuple[str, tuple[AV, ...]]] = {}
+    for attr, op, vals in parts:
+        if attr in by_attr:
+            raise p.error("KeyConditionExpressions must only contain one condition per key")
+        by_attr[attr] = (op, vals)
+    for h in hash_keys:
+        if h not in by_attr:
+            raise ExpressionError(f"Query condition missed key schema element: {h}")
+        if by_attr[h][0] != "=":
+            raise ExpressionError("Query key condition not supported")
+    for attr in by_attr:
+        if attr not in hash_keys and attr not in range_keys:
+            raise ExpressionError(f"Query condition missed key schema element: {attr}")
+    given = [r for r in range_keys if r in by_attr]
+    if given != range_keys[: len(given)]:
+        missing = next(r for r in range_keys if r not in by_attr)
+        raise ExpressionError(f"Query condition missed key schema element: {missing}")
+    for r in given[:-1]:
+        if by_attr[r][0] != "=":
+            raise ExpressionError(
+                f"Query key condition not supported: only the last sort key condition may use {by_attr[r][0]}; key: {r}"
+            )
+    matchers = [(r, _range_matcher(*by_attr[r])) for r in given]
+    hash_parts = [(h, by_attr[h][1][0]) for h in hash_keys]
+    return MultiKeyCondition(expr, hash_parts, matchers, p.used_names, p.used_values)
 
 
 # DynamoDB reserved words (developer guide, "Reserved words in DynamoDB"): bare use as a name is an error.

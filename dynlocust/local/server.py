@@ -2,6 +2,16 @@
 
 Why hand-written: a WSGI stack costs more CPU per request than the whole PutItem; DynamoDB's JSON 1.0
 protocol only needs POST with a Content-Length body, so the parser reads the head, the body, answers and loops.
+
+What a client can hold (LocalConfig's limits, all options of `dynlocust local`):
+- time: a request head must arrive within `header_timeout`, its body within `body_timeout`, and a keep-alive
+  connection may wait `idle_timeout` for its next request; then it is closed (408 if a request was under way).
+- sockets: at most `max_connections` at once (and never closer than FD_RESERVE to the process's descriptor
+  limit); one more is answered 503 and closed, so new clients are never locked out by accept() failing.
+- memory: buffered request bytes stay under `max_connections` x 128 KB (a head of at most 64 KB and one
+  64 KB read) plus `max_buffered_bytes` for bodies still being received. A body is admitted only when its
+  Content-Length fits in what is left of that budget (else 503), and never over 16 MB (413, as the service).
+  Stored items are not part of this bound: a table holds what clients put in it.
 """
 
 from __future__ import annotations
@@ -21,9 +31,11 @@ from typing import Any
 import orjson
 
 from dynlocust.local import errors
-from dynlocust.local.api import Backend, Ctx
+from dynlocust.local.api import Backend, Ctx, request_region
 from dynlocust.local.config import LocalConfig
 from dynlocust.local.errors import ServiceError
+from dynlocust.local.limits import MAX_HEAD_BYTES, MAX_REQUEST_BYTES
+from dynlocust.local.shapes import check_request, operation_shapes
 
 log = logging.getLogger(__name__)
 
@@ -31,10 +43,17 @@ TARGET_PREFIX = "DynamoDB_20120810."
 STATS_PATH = "/_dynlocust/stats"
 RESET_PATH = "/_dynlocust/reset-stats"
 NO_TABLE = "-"
-MAX_HEAD = 64 * 1024
-MAX_BODY = 32 * 1024 * 1024
+FD_RESERVE = 64  # descriptors kept free for the process itself (logs, the listening socket, files)
 THROTTLE_CODES = frozenset(("ThrottlingException", "ProvisionedThroughputExceededException", "RequestLimitExceeded"))
-_REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 413: "Payload Too Large", 500: "Internal Server Error"}
+_REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    404: "Not Found",
+    408: "Request Timeout",
+    413: "Request Entity Too Large",
+    500: "Internal Server Error",
+    503: "Service Unavailable",
+}
 
 
 def _is_throttle(exc: ServiceError) -> bool:
@@ -54,11 +73,16 @@ class Stats:
     Each DynamoDB request is counted exactly once: under the first table it names (in request order; for
     batches and transactions the first table of RequestItems/TransactItems) or under "-" when it names none
     (ListTables, unknown operations, rejected signatures). Batch items left unprocessed are added to that same
-    entry's `unprocessed_items`. Requests to /_dynlocust/* are not counted.
+    entry's `unprocessed_items`. Requests to /_dynlocust/* are not counted. `max_request_seconds` is the longest
+    time the server spent on one DynamoDB request (from its received bytes to its response bytes), measured by
+    the server itself so that client-side queueing does not count; `max_request_cpu_seconds` is the most CPU
+    time one request used, which other processes' load on the machine does not inflate.
     """
 
     def __init__(self) -> None:
         self.requests_total = 0
+        self.max_request_seconds = 0.0
+        self.max_request_cpu_seconds = 0.0
         self.tables: dict[str, dict[str, dict[str, int]]] = {}
 
     def count(self, table: str, op: str, outcome: str, unprocessed: int = 0) -> None:
@@ -74,10 +98,17 @@ class Stats:
             c["unprocessed_items"] += unprocessed
 
     def snapshot(self) -> dict[str, Any]:
-        return {"requests_total": self.requests_total, "tables": self.tables}
+        return {
+            "requests_total": self.requests_total,
+            "max_request_seconds": self.max_request_seconds,
+            "max_request_cpu_seconds": self.max_request_cpu_seconds,
+            "tables": self.tables,
+        }
 
     def reset(self) -> None:
         self.requests_total = 0
+        self.max_request_seconds = 0.0
+        self.max_request_cpu_seconds = 0.0
         self.tables = {}
 
 
@@ -88,6 +119,17 @@ def build_capacity(config: LocalConfig) -> Any:
     from dynlocust.local.capacity import CapacityModel
 
     return CapacityModel(capacity_scale=config.capacity_scale, time_scale=config.time_scale)
+
+
+def _descriptor_limit() -> int:
+    """The process's soft limit on open descriptors (a large number where there is none)."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (ImportError, OSError, ValueError):
+        return 1 << 20
+    return soft if soft != resource.RLIM_INFINITY and soft > 0 else 1 << 20
 
 
 class LocalServer:
@@ -102,6 +144,12 @@ class LocalServer:
             from dynlocust.local.auth import SigV4Verifier
 
             self.verifier = SigV4Verifier(config.credentials)
+        self.shapes = operation_shapes()
+        from dynlocust.local import expressions  # noqa: F401  (loaded now, not by the first request that needs it)
+
+        self._open = 0  # connections being served
+        self._buffered = 0  # bytes of request bodies being received, reserved by Content-Length
+        self._max_open = config.max_connections
         self._rid_prefix = os.urandom(8).hex().upper()
         self._rid = 0
         self._server: Any = None
@@ -118,8 +166,30 @@ class LocalServer:
         )
         return head.encode("latin-1") + body
 
-    def handle_request(self, method: str, target: str, headers: dict[str, str], body: bytes) -> bytes:
+    def handle_request(self, method: str, target: str, headers: dict[str, str], body: bytes | bytearray) -> bytes:
         """One request -> the full response bytes (status line, headers, body)."""
+        if target.startswith("/_dynlocust/") or (method == "GET" and target in ("/", "")):
+            return self._control(method, target, headers, body)
+        started, cpu_started = time.perf_counter(), time.thread_time()
+        try:
+            return self._dynamodb(method, target, headers, body)
+        finally:
+            stats = self.stats
+            elapsed, cpu = time.perf_counter() - started, time.thread_time() - cpu_started
+            if elapsed > stats.max_request_seconds:
+                stats.max_request_seconds = elapsed
+            if cpu > stats.max_request_cpu_seconds:
+                stats.max_request_cpu_seconds = cpu
+
+    def _control(self, method: str, target: str, headers: dict[str, str], body: bytes | bytearray) -> bytes:
+        """Health, stats and stats reset; with --verify-signatures, stats and reset need a signed request too."""
+        if target in ("/", ""):
+            return self._response(200, f"healthy: dynamodb.{self.config.region}.amazonaws.com ".encode(), "text/plain")
+        if self.verifier is not None:
+            try:
+                self.verifier.verify(method, target, headers, body)
+            except ServiceError as exc:
+                return self._response(exc.status, orjson.dumps(exc.body()))
         if method == "GET" and target == STATS_PATH:
             snapshot = self.stats.snapshot()
             capacity = self.backend.capacity
@@ -129,11 +199,12 @@ class LocalServer:
         if method == "POST" and target == RESET_PATH:
             self.stats.reset()
             return self._response(200, b"{}", "application/json")
-        if method == "GET" and target in ("/", ""):
-            return self._response(200, f"healthy: dynamodb.{self.config.region}.amazonaws.com ".encode(), "text/plain")
+        return self._response(404, b"", "text/plain")
+
+    def _dynamodb(self, method: str, target: str, headers: dict[str, str], body: bytes | bytearray) -> bytes:
         amz_target = headers.get("x-amz-target", "")
         op = amz_target[len(TARGET_PREFIX) :] if amz_target.startswith(TARGET_PREFIX) else ""
-        ctx = Ctx()
+        ctx = Ctx(region=request_region(headers))
         try:
             if method != "POST":
                 raise errors.unknown_operation()
@@ -148,6 +219,7 @@ class LocalServer:
                 raise errors.serialization("Start of structure or map found where not expected.") from exc
             if not isinstance(req, dict):
                 raise errors.serialization("Start of structure or map found where not expected.")
+            check_request(self.shapes, op, req)
             result = handler(req, ctx)
             out = orjson.dumps(result)
             self.stats.count(ctx.tables[0] if ctx.tables else NO_TABLE, op or "Unknown", "ok", ctx.unprocessed)
@@ -169,80 +241,168 @@ class LocalServer:
         return random.lognormvariate(math.log(0.0045), 0.3)
 
     # ---------------------------------------------------------------- sockets
+    def _refuse(self, sock: Any, status: int, message: str = "") -> None:
+        """Answer an HTTP-level refusal and let the caller close the connection."""
+        head_body = self._response(status, message.encode(), "text/plain")
+        end = head_body.index(b"\r\n\r\n")
+        sock.sendall(head_body[:end] + b"\r\nConnection: close" + head_body[end:])
+        # half-close, then read what the client already sent: closing with unread input would send a reset,
+        # which can reach the client before the answer does
+        sock.shutdown(socket.SHUT_WR)
+        sock.settimeout(0.05)
+        with contextlib.suppress(OSError):
+            sock.recv(65536)
+
+    def _read_more(self, sock: Any, deadline: float) -> bytes:
+        """One read that must complete before `deadline` (monotonic): b"" when the peer closed, TimeoutError after."""
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError
+        sock.settimeout(remaining)
+        return sock.recv(65536)
+
+    def _read_body(self, sock: Any, buf: bytes, length: int) -> bytearray | None:
+        """The rest of a body that did not come with its head, read into one buffer reserved by Content-Length.
+
+        Returns None when the peer closed early. Raises TimeoutError after body_timeout.
+        """
+        body = bytearray(length)
+        body[: len(buf)] = buf
+        view = memoryview(body)
+        got = len(buf)
+        deadline = time.monotonic() + self.config.body_timeout
+        while got < length:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError
+            sock.settimeout(remaining)
+            n = sock.recv_into(view[got:])
+            if not n:
+                return None
+            got += n
+        return body
+
     def handle_connection(self, sock: Any, _addr: Any) -> None:
-        """Serve one keep-alive connection until the client closes it or asks `Connection: close`."""
+        """Serve one keep-alive connection until the client closes it, asks `Connection: close`, or a limit ends it."""
+        self._open += 1
+        try:
+            if self._open > self._max_open:
+                self._refuse(sock, 503, "too many connections")
+                return
+            self._serve(sock)
+        except OSError:  # includes socket timeouts and TimeoutError: the connection just ends
+            return
+        finally:
+            self._open -= 1
+            with contextlib.suppress(OSError):
+                sock.close()
+
+    def _serve(self, sock: Any) -> None:
         import gevent
 
         # responses go out in one sendall; without NODELAY a multi-segment page (a 1 MB Query) can wait for
         # the client's delayed ACK
         with contextlib.suppress(OSError):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        idle = self.config.idle_timeout
+        sock.settimeout(idle)
         recv = sock.recv
         buf = b""
         latency = self.config.latency_model
-        try:
-            while True:
-                end = buf.find(b"\r\n\r\n")
-                while end < 0:
-                    if len(buf) > MAX_HEAD:
-                        sock.sendall(self._response(413, b""))
+        while True:
+            end = buf.find(b"\r\n\r\n")
+            if end < 0:
+                if not buf:
+                    buf = recv(65536)  # waits at most idle_timeout for the next request
+                    if not buf:
                         return
-                    data = recv(65536)
-                    if not data:
-                        return
-                    buf += data
                     end = buf.find(b"\r\n\r\n")
-                lines = buf[:end].decode("latin-1").split("\r\n")
-                buf = buf[end + 4 :]
-                parts = lines[0].split(" ")
-                if len(parts) != 3:
-                    sock.sendall(self._response(400, b""))
-                    return
-                method, target, version = parts
-                headers: dict[str, str] = {}
-                for line in lines[1:]:
-                    name, _, value = line.partition(":")
-                    name = name.strip().lower()
-                    value = value.strip()
-                    headers[name] = f"{headers[name]},{value}" if name in headers else value
-                if "chunked" in headers.get("transfer-encoding", "").lower():
-                    sock.sendall(self._response(400, b"chunked transfer encoding is not supported", "text/plain"))
-                    return
-                try:
-                    length = int(headers.get("content-length", "0") or 0)
-                except ValueError:
-                    length = -1
-                if length < 0:
-                    sock.sendall(self._response(400, b"invalid Content-Length", "text/plain"))
-                    return
-                if length > MAX_BODY:
-                    sock.sendall(self._response(413, b""))
-                    return
-                if length and headers.get("expect", "").lower() == "100-continue" and len(buf) < length:
-                    sock.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
-                while len(buf) < length:
-                    data = recv(max(65536, length - len(buf)))
-                    if not data:
+                if end < 0:  # a head in several reads: the slow path, bounded by header_timeout
+                    deadline = time.monotonic() + self.config.header_timeout
+                    try:
+                        while end < 0:
+                            if b"\n\n" in buf or len(buf) > MAX_HEAD_BYTES:
+                                break
+                            data = self._read_more(sock, deadline)
+                            if not data:
+                                return
+                            buf += data
+                            end = buf.find(b"\r\n\r\n")
+                    except TimeoutError:
+                        self._refuse(sock, 408, "request head not received within the header timeout")
                         return
-                    buf += data
-                body = buf[:length]
-                buf = buf[length:]
+                    sock.settimeout(idle)
+                    if end < 0:
+                        if len(buf) > MAX_HEAD_BYTES:
+                            self._refuse(sock, 413, "request head too large")
+                        else:
+                            self._refuse(sock, 400, "bare LF line endings are not supported; use CRLF")
+                        return
+            head = buf[:end]
+            if head.count(b"\n") != head.count(b"\r\n"):
+                self._refuse(sock, 400, "bare LF line endings are not supported; use CRLF")
+                return
+            lines = head.decode("latin-1").split("\r\n")
+            buf = buf[end + 4 :]
+            parts = lines[0].split(" ")
+            if len(parts) != 3:
+                self._refuse(sock, 400, "malformed request line")
+                return
+            method, target, version = parts
+            headers: dict[str, str] = {}
+            for line in lines[1:]:
+                name, _, value = line.partition(":")
+                name = name.strip().lower()
+                value = value.strip()
+                headers[name] = f"{headers[name]},{value}" if name in headers else value
+            if "chunked" in headers.get("transfer-encoding", "").lower():
+                self._refuse(sock, 400, "chunked transfer encoding is not supported")
+                return
+            cl = headers.get("content-length", "0")
+            # digits only: int() would also take "+2", " 2" and "0_2"
+            if not (cl.isdigit() and cl.isascii()):
+                self._refuse(sock, 400, "invalid Content-Length")
+                return
+            length = int(cl)
+            if length > MAX_REQUEST_BYTES:
+                self._refuse(sock, 413)
+                return
+            reserved = 0
+            try:
+                if len(buf) >= length:
+                    body: bytes | bytearray = buf[:length]
+                    buf = buf[length:]
+                else:
+                    if self._buffered + length > self.config.max_buffered_bytes:
+                        self._refuse(sock, 503, "too many request bytes in flight")
+                        return
+                    reserved = length
+                    self._buffered += length
+                    if headers.get("expect", "").lower() == "100-continue":
+                        sock.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
+                    try:
+                        got = self._read_body(sock, buf, length)
+                    except TimeoutError:
+                        self._refuse(sock, 408, "request body not received within the body timeout")
+                        return
+                    if got is None:
+                        return
+                    body = got
+                    buf = b""
+                    sock.settimeout(idle)
                 if latency:
                     gevent.sleep(self._latency())
                 conn = headers.get("connection", "").lower()
                 close = conn == "close" or (version == "HTTP/1.0" and conn != "keep-alive")
                 out = self.handle_request(method, target, headers, body)
-                if close:
-                    head_end = out.index(b"\r\n\r\n")
-                    out = out[:head_end] + b"\r\nConnection: close" + out[head_end:]
-                sock.sendall(out)
-                if close:
-                    return
-        except OSError:
-            return
-        finally:
-            with contextlib.suppress(OSError):
-                sock.close()
+            finally:
+                self._buffered -= reserved
+            if close:
+                head_end = out.index(b"\r\n\r\n")
+                out = out[:head_end] + b"\r\nConnection: close" + out[head_end:]
+            sock.sendall(out)
+            if close:
+                return
 
     def start(self, host: str | None = None, port: int | None = None) -> tuple[str, int]:
         """Bind and start serving in the current gevent hub; returns the bound (host, port)."""
@@ -250,6 +410,7 @@ class LocalServer:
 
         h = host if host is not None else self.config.host
         p = port if port is not None else self.config.port
+        self._max_open = max(1, min(self.config.max_connections, _descriptor_limit() - FD_RESERVE))
         self._server = StreamServer((h, p), self.handle_connection, backlog=1024)
         self._server.start()
         bound = self._server.address

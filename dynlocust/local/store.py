@@ -19,6 +19,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from dynlocust.local import errors
+from dynlocust.local.limits import HASH_KEY_MAX_BYTES, RANGE_KEY_MAX_BYTES
 
 Item = dict[str, Any]
 
@@ -42,6 +43,20 @@ def comparable(av: dict[str, Any], typ: str) -> Any:
         return base64.b64decode(v, validate=True)
     except (binascii.Error, ValueError) as exc:
         raise errors.serialization("Base64 encoded length is expected a multiple of 4 bytes") from exc
+
+
+def check_key_sizes(hk: Any, sk: Any) -> None:
+    """The documented key size limits, on the comparable values (bytes for S and B; numbers are always short)."""
+    if isinstance(hk, bytes) and len(hk) > HASH_KEY_MAX_BYTES:
+        raise errors.validation(
+            "One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit "
+            f"of{HASH_KEY_MAX_BYTES} bytes"
+        )
+    if isinstance(sk, bytes) and len(sk) > RANGE_KEY_MAX_BYTES:
+        raise errors.validation(
+            "One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size "
+            f"limit of {RANGE_KEY_MAX_BYTES} bytes"
+        )
 
 
 def token_of(hk: Any) -> int:
@@ -146,13 +161,29 @@ class Collection:
 
 @dataclass
 class KeyDef:
+    """A key schema. GSIs may have multi-attribute keys: the attributes after the first go in more_hash/more_range."""
+
     hash_attr: str
     hash_type: str
     range_attr: str | None = None
     range_type: str | None = None
+    more_hash: tuple[tuple[str, str], ...] = ()
+    more_range: tuple[tuple[str, str], ...] = ()
 
     def names(self) -> list[str]:
+        if self.more_hash or self.more_range:
+            return [a for a, _ in self.hash_parts()] + [a for a, _ in self.range_parts()]
         return [self.hash_attr] if self.range_attr is None else [self.hash_attr, self.range_attr]
+
+    def hash_parts(self) -> list[tuple[str, str]]:
+        return [(self.hash_attr, self.hash_type), *self.more_hash]
+
+    def range_parts(self) -> list[tuple[str, str]]:
+        return [] if self.range_attr is None else [(self.range_attr, str(self.range_type)), *self.more_range]
+
+    @property
+    def multi(self) -> bool:
+        return bool(self.more_hash or self.more_range)
 
 
 @dataclass
@@ -172,16 +203,18 @@ class Index:
     count: int = 0
     size: int = 0
 
-    def entry(self, item: Item, table_key: KeyDef) -> tuple[Any, Any] | None:
+    def entry(self, item: Item, table_key: KeyDef, update: bool = False) -> tuple[Any, Any] | None:
         """(hk, sk) of the item in this index, or None when the item lacks the index key."""
         k = self.key
+        if k.multi:
+            return self._multi_entry(item, table_key, update)
         hav = item.get(k.hash_attr)
         if hav is None:
             return None
         if k.hash_type not in hav:
             raise errors.validation(self._mismatch(k.hash_attr, k.hash_type, hav))
         if hav[k.hash_type] == "":
-            raise errors.validation(self._empty(k.hash_attr))
+            raise errors.validation(self._empty(k.hash_attr, update))
         rcmp: Any = None
         if k.range_attr is not None:
             rav = item.get(k.range_attr)
@@ -190,15 +223,45 @@ class Index:
             if k.range_type not in rav:
                 raise errors.validation(self._mismatch(k.range_attr, str(k.range_type), rav))
             if rav[str(k.range_type)] == "":
-                raise errors.validation(self._empty(k.range_attr))
+                raise errors.validation(self._empty(k.range_attr, update))
             rcmp = comparable(rav, str(k.range_type))
+        ihk = comparable(hav, k.hash_type)
+        check_key_sizes(ihk, rcmp)
         t_hk = comparable(item[table_key.hash_attr], table_key.hash_type)
         t_sk = (
             comparable(item[table_key.range_attr], str(table_key.range_type)) if table_key.range_attr is not None else 0
         )
-        return comparable(hav, k.hash_type), (rcmp, t_hk, t_sk)
+        return ihk, (rcmp, t_hk, t_sk)
 
-    def _empty(self, attr: str) -> str:
+    def _multi_entry(self, item: Item, table_key: KeyDef, update: bool) -> tuple[Any, Any] | None:
+        """Like entry() for a multi-attribute key: (tuple of partition values, (tuple of sort values, table key));
+        an item lacking any key attribute is not in the index."""
+        out: list[tuple[Any, ...]] = []
+        for parts in (self.key.hash_parts(), self.key.range_parts()):
+            values = []
+            for attr, typ in parts:
+                av = item.get(attr)
+                if av is None:
+                    return None
+                if typ not in av:
+                    raise errors.validation(self._mismatch(attr, typ, av))
+                if av[typ] == "":
+                    raise errors.validation(self._empty(attr, update))
+                values.append(comparable(av, typ))
+            out.append(tuple(values))
+        t_hk = comparable(item[table_key.hash_attr], table_key.hash_type)
+        t_sk = (
+            comparable(item[table_key.range_attr], str(table_key.range_type)) if table_key.range_attr is not None else 0
+        )
+        return out[0], (out[1] or None, t_hk, t_sk)
+
+    def _empty(self, attr: str, update: bool = False) -> str:
+        if update:  # UpdateItem words it without naming the index
+            return (
+                "One or more parameter values are not valid. The update expression attempted to update a secondary "
+                "index key to a value that is not supported. The AttributeValue for a key attribute cannot contain "
+                "an empty string value."
+            )
         return (
             "One or more parameter values are not valid. A value specified for a secondary index key is not "
             "supported. The AttributeValue for a key attribute cannot contain an empty string value. "
@@ -245,6 +308,9 @@ class Table:
     deletion_protection: bool = False
     table_class: str | None = None
     stream_spec: dict[str, Any] | None = None
+    stream_label: str | None = None  # LatestStreamLabel: set when a stream is enabled
+    sse: dict[str, Any] | None = None  # SSEDescription when SSESpecification enabled KMS encryption
+    pay_per_request_since: float | None = None  # LastUpdateToPayPerRequestDateTime
     base: Collection = field(default_factory=Collection)
     item_count: int = 0
     size_bytes: int = 0

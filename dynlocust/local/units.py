@@ -56,12 +56,18 @@ class Consumed:
     def total(self) -> float:
         return self.table_units + sum(self.gsi.values()) + sum(self.lsi.values())
 
-    def render(self, mode: str | None) -> dict[str, Any] | None:
-        """The wire ConsumedCapacity object for ReturnConsumedCapacity=mode (None/NONE -> None)."""
+    def render(self, mode: str | None, per_kind: bool = False) -> dict[str, Any] | None:
+        """The wire ConsumedCapacity object for ReturnConsumedCapacity=mode (None/NONE -> None).
+
+        TOTAL carries ReadCapacityUnits/WriteCapacityUnits only for transactions (`per_kind`), as moto's
+        test_consumed_capacity_get_unknown_item and test_valid_transact_get_items record the service.
+        """
         if mode not in ("TOTAL", "INDEXES"):
             return None
         key = "ReadCapacityUnits" if self.kind == "read" else "WriteCapacityUnits"
-        out: dict[str, Any] = {"TableName": self.table, "CapacityUnits": self.total, key: self.total}
+        out: dict[str, Any] = {"TableName": self.table, "CapacityUnits": self.total}
+        if mode == "INDEXES" or per_kind:
+            out[key] = self.total
         if mode == "INDEXES":
             out["Table"] = {"CapacityUnits": self.table_units, key: self.table_units}
             if self.gsi:

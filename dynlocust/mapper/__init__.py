@@ -1,8 +1,9 @@
 """dynlocust's mapper: values <-> attribute values, entity models, repository operations and the mapper user.
 
-`from dynlocust.mapper import Serializer, Deserializer` is the public entry point. Names are loaded on first use
-(PEP 562) because the serializer imports boto3: importing this package must not pull in botocore (and ssl) before
-a Locust entry point such as `dynlocust.mapper.users` or `.compare` has had gevent patch them.
+`from dynlocust.mapper import Serializer, Deserializer, MapperUser` is the public entry point. Names are loaded on
+first use (PEP 562) because the serializer imports boto3: importing this package must not pull in botocore (and
+ssl) before a Locust entry point such as `dynlocust.mapper.users` or `.compare` has had gevent patch them, and
+`MapperUser` (which imports Locust) is loaded only when asked for.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
         SerializationError,
         Serializer,
     )
+    from dynlocust.mapper.users import MapperUser
 
 _EXPORTS = {
     "DeserializationError": "deserializer",
@@ -30,6 +32,7 @@ _EXPORTS = {
     "GetManyResult": "repository",
     "Index": "model",
     "MapperError": "serializer",
+    "MapperUser": "users",
     "ModelError": "model",
     "NumberError": "serializer",
     "NumberNotFiniteError": "serializer",
@@ -57,6 +60,7 @@ __all__ = [
     "GetManyResult",
     "Index",
     "MapperError",
+    "MapperUser",
     "ModelError",
     "NumberError",
     "NumberNotFiniteError",

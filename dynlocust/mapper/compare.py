@@ -6,6 +6,10 @@ operation both ways on the same client (retries off), interleaved and alternatin
 over runs with its min-max spread (single-item timings swing by +/-25% run to run). The raw side is what a careful
 engineer writes by hand: attribute values built and read field by field. Allocations are the peak bytes traced
 by `tracemalloc` during one call of each side. Local ratios say nothing about absolute times on AWS.
+
+The mapper side is dynlocust's own mapper, PynamoDB (`--adapter pynamodb`, the same rows through PynamoDB models),
+or the user's own data layer (`--pairs MODULE`): a module whose `pairs(context)` returns `Case`s, each a named pair
+of (raw calls, the mapper operation that does the same), measured exactly as the reference rows are.
 """
 
 from __future__ import annotations
@@ -13,21 +17,27 @@ from __future__ import annotations
 import argparse
 import gc
 import heapq
+import importlib
+import importlib.util
 import itertools
+import os
 import statistics
 import sys
 import time
 import tracemalloc
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Protocol
 
 import locust  # noqa: F401 - first: gevent patching before botocore
 
 import gevent
 
+from dynlocust.diff import mapper as diff_mapper
 from dynlocust.errors import DynlocustError
 from dynlocust.mapper.model import Index, entity, model_of
 from dynlocust.mapper.repository import Repository
@@ -295,8 +305,10 @@ class Bench:
     def tag(self) -> str:
         return f"t{next(self._tags)}"
 
-    def cases(self) -> list[Case]:
-        o, cases = self.orders, []
+    def cases(self, mapper: ReferenceMapper | None = None) -> list[Case]:
+        """Every reference row: the raw side here, the mapper side from `mapper` (default: dynlocust's)."""
+        m = mapper or DynlocustMapper(self)
+        cases = []
 
         def fresh(count: int) -> Callable[[str], list[Order]]:
             return lambda tag: [make_order(tag, i) for i in range(count)]
@@ -314,37 +326,32 @@ class Bench:
             Case(
                 "create one item (conditional put)",
                 lambda s: self.client.put_item(TableName=self.orders_table, Item=raw_item(s[0]), **NOT_EXISTS),
-                lambda s: o.create(s[0]),
+                lambda s: m.create(s[0]),
                 fresh(1),
             )
         )
         for n in (25, 100):
-            cases.append(Case(f"create {n} items (one transaction)", self.raw_transact_puts, o.create_many, fresh(n)))
+            cases.append(Case(f"create {n} items (one transaction)", self.raw_transact_puts, m.create_many, fresh(n)))
         for n in (1, 25, 100):
             cases.append(
-                Case(
-                    f"conditional update of {n} (one transaction)",
-                    self.raw_update_many,
-                    lambda s: o.update_many(s, ["status", "total"]),
-                    changed(n),
-                )
+                Case(f"conditional update of {n} (one transaction)", self.raw_update_many, m.update_many, changed(n))
             )
         cases.append(
             Case(
                 "update 25 through an index",
                 lambda s: self.raw_update_through_index(s[0].status),
-                lambda s: o.update_through_index("by_status", s[0].status, {"status": "DONE"}, limit=25),
+                lambda s: m.update_through_index(s[0].status),
                 lambda tag: self._existing(tag, 25, status=f"U-{tag}"),
             )
         )
-        cases.append(Case("delete 1", self.raw_delete, lambda s: o.delete(s[0]), existing(1)))
+        cases.append(Case("delete 1", self.raw_delete, lambda s: m.delete(s[0]), existing(1)))
         for n in (25, 100):
-            cases.append(Case(f"delete {n} (one transaction)", self.raw_delete, o.delete_many, existing(n)))
+            cases.append(Case(f"delete {n} (one transaction)", self.raw_delete, m.delete_many, existing(n)))
         cases.append(
             Case(
                 "retrieve by key",
                 lambda s: self.raw_get("q1000", "000500"),
-                lambda s: o.get("q1000", "000500"),
+                lambda s: m.get("q1000", "000500"),
             )
         )
         for n in (100, 1000):
@@ -352,21 +359,21 @@ class Bench:
                 Case(
                     f"retrieve {n} items of one partition",
                     bind(self.raw_partition, f"q{n}"),
-                    bind(o.query, f"q{n}"),
+                    bind(m.query, f"q{n}"),
                 )
             )
         cases.append(
             Case(
                 "retrieve 200 items through a GSI",
                 lambda s: [raw_order(i) for i in self.raw_query("G200", index="by_status")],
-                lambda s: o.query_index("by_status", "G200"),
+                lambda s: m.query_index("G200"),
             )
         )
         cases.append(
             Case(
                 "scan 1,000 items with a filter",
                 lambda s: self.raw_scan("HIT"),
-                lambda s: self.scanned.scan({"status": "HIT"}),
+                lambda s: m.scan("HIT"),
             )
         )
         for n in (100, 1000):
@@ -374,7 +381,7 @@ class Bench:
                 Case(
                     f"write-sharded partition, {n} items over 4 shards",
                     bind(self.raw_sharded, f"dev{n}"),
-                    bind(self.events.read_sharded, f"dev{n}"),
+                    bind(m.read_sharded, f"dev{n}"),
                 )
             )
         for n in (25, 100):
@@ -383,18 +390,86 @@ class Bench:
                 Case(
                     f"retrieve by {n} keys (BatchGetItem)",
                     bind(self.raw_get_many, keys),
-                    bind(o.get_many, keys),
+                    bind(m.get_many, keys),
                 )
             )
         cases.append(
             Case(
                 "move (read, then delete + put in one transaction)",
                 lambda s: self.raw_move(s[0], "moved"),
-                lambda s: o.move(s[0], sk="moved"),
+                lambda s: m.move(s[0], "moved"),
                 existing(1),
             )
         )
         return cases
+
+
+class ReferenceMapper(Protocol):
+    """The mapper side of every reference row; an adapter (dynlocust's, PynamoDB's) implements each operation.
+
+    Orders arrive as the reference `Order` dataclass: converting them is part of the mapper's cost, as building
+    attribute values is part of the raw side's.
+    """
+
+    def create(self, order: Order) -> Any: ...
+    def create_many(self, orders: list[Order]) -> Any: ...
+    def update_many(self, orders: list[Order]) -> Any: ...
+    def update_through_index(self, status: str) -> Any: ...
+    def delete(self, order: Order) -> Any: ...
+    def delete_many(self, orders: list[Order]) -> Any: ...
+    def get(self, pk: str, sk: str) -> Any: ...
+    def query(self, partition: str) -> Any: ...
+    def query_index(self, status: str) -> Any: ...
+    def scan(self, status: str) -> Any: ...
+    def read_sharded(self, base: str) -> Any: ...
+    def get_many(self, keys: list[tuple[str, str]]) -> Any: ...
+    def move(self, order: Order, new_sk: str) -> Any: ...
+
+
+class DynlocustMapper:
+    """dynlocust's `Repository` on the reference tables."""
+
+    def __init__(self, bench: Bench) -> None:
+        self.orders, self.scanned, self.events = bench.orders, bench.scanned, bench.events
+
+    def create(self, order: Order) -> Any:
+        return self.orders.create(order)
+
+    def create_many(self, orders: list[Order]) -> Any:
+        return self.orders.create_many(orders)
+
+    def update_many(self, orders: list[Order]) -> Any:
+        return self.orders.update_many(orders, ["status", "total"])
+
+    def update_through_index(self, status: str) -> Any:
+        return self.orders.update_through_index("by_status", status, {"status": "DONE"}, limit=25)
+
+    def delete(self, order: Order) -> Any:
+        return self.orders.delete(order)
+
+    def delete_many(self, orders: list[Order]) -> Any:
+        return self.orders.delete_many(orders)
+
+    def get(self, pk: str, sk: str) -> Any:
+        return self.orders.get(pk, sk)
+
+    def query(self, partition: str) -> Any:
+        return self.orders.query(partition)
+
+    def query_index(self, status: str) -> Any:
+        return self.orders.query_index("by_status", status)
+
+    def scan(self, status: str) -> Any:
+        return self.scanned.scan({"status": status})
+
+    def read_sharded(self, base: str) -> Any:
+        return self.events.read_sharded(base)
+
+    def get_many(self, keys: list[tuple[str, str]]) -> Any:
+        return self.orders.get_many(keys)
+
+    def move(self, order: Order, new_sk: str) -> Any:
+        return self.orders.move(order, sk=new_sk)
 
 
 def bind(function: Callable[..., Any], *args: Any) -> Callable[[Any], Any]:
@@ -423,7 +498,29 @@ def _peak_bytes(function: Callable[[Any], Any], state: Any) -> int:
         tracemalloc.stop()
 
 
-def measure(bench: Bench, case: Case, runs: int, repeat: int) -> Row:
+class Tags(Protocol):
+    def tag(self) -> str:
+        """A fresh, unique string for one repetition's prepared state (item keys)."""
+        ...
+
+
+@dataclass
+class PairContext:
+    """What a `--pairs` module's `pairs(context)` gets: a retry-free botocore client on the endpoint, the endpoint
+    and region (to point its own mapper there), and a unique `prefix` to name the tables it creates for this run.
+    `tag()` is what each repetition's `prepare(tag)` is called with."""
+
+    client: Any
+    endpoint: str
+    region: str
+    prefix: str
+    _tags: Iterator[int] = field(default_factory=itertools.count, repr=False)
+
+    def tag(self) -> str:
+        return f"t{next(self._tags)}"
+
+
+def measure(bench: Tags, case: Case, runs: int, repeat: int) -> Row:
     row = Row(case.name)
     sides = (("raw", case.raw), ("mapper", case.mapper))
     try:
@@ -452,9 +549,9 @@ def measure(bench: Bench, case: Case, runs: int, repeat: int) -> Row:
     return row
 
 
-def format_table(rows: Sequence[Row], runs: int, repeat: int, endpoint: str) -> str:
+def format_table(rows: Sequence[Row], runs: int, repeat: int, endpoint: str, mapper: str = "dynlocust") -> str:
     lines = [
-        f"mapper (dynlocust) vs raw client, {runs} runs x {repeat} repetitions each, endpoint {endpoint}",
+        f"mapper ({mapper}) vs raw client, {runs} runs x {repeat} repetitions each, endpoint {endpoint}",
         f"{'operation':<52}{'raw ms':>9}{'mapper ms':>11}{'ratio':>8}  {'spread':<14}{'alloc':>7}",
     ]
     for row in rows:
@@ -468,6 +565,9 @@ def format_table(rows: Sequence[Row], runs: int, repeat: int, endpoint: str) -> 
     return "\n".join(lines)
 
 
+ADAPTERS = ("dynlocust", "pynamodb")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dynlocust compare", description=__doc__.splitlines()[0])
     parser.add_argument("--endpoint", help="DynamoDB endpoint URL (default: start the local endpoint)")
@@ -475,21 +575,108 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--runs", type=int, default=5, help="runs per operation (default 5)")
     parser.add_argument("--repeat", type=int, default=5, help="repetitions per side in a run (default 5)")
     parser.add_argument("--only", action="append", help="run only operations containing this text (repeatable)")
+    parser.add_argument(
+        "--adapter",
+        choices=ADAPTERS,
+        help="the mapper side of the reference rows: dynlocust's mapper (default) or PynamoDB models",
+    )
+    parser.add_argument(
+        "--pairs",
+        metavar="MODULE",
+        help="your own rows instead of the reference set: a module name or .py file whose pairs(context) "
+        "returns dynlocust.mapper.compare.Case objects",
+    )
+    diff_mapper.add_options(parser)  # --save, --baseline, --fail-on
     return parser
 
 
+def load_pairs(spec: str) -> ModuleType:
+    """The `--pairs` module, from a `.py` path or a module name (the current directory is importable)."""
+    try:
+        if spec.endswith(".py") or os.sep in spec:
+            path = Path(spec)
+            if not path.is_file():
+                raise DynlocustError(f"compare --pairs: expected a Python file, found no file at {spec}")
+            module_spec = importlib.util.spec_from_file_location(f"dynlocust_pairs_{path.stem}", path)
+            if module_spec is None or module_spec.loader is None:
+                raise DynlocustError(f"compare --pairs: expected a Python file, found {spec}")
+            module = importlib.util.module_from_spec(module_spec)
+            sys.modules[module_spec.name] = module  # as an import would: dataclasses and pickling look it up
+            module_spec.loader.exec_module(module)
+        else:
+            if os.getcwd() not in sys.path:
+                sys.path.insert(0, os.getcwd())
+            module = importlib.import_module(spec)
+    except DynlocustError:
+        raise
+    except Exception as exc:
+        raise DynlocustError(
+            f"compare --pairs {spec}: expected an importable module, found {type(exc).__name__}: {exc}"
+        ) from exc
+    if not callable(getattr(module, "pairs", None)):
+        raise DynlocustError(f"compare --pairs {spec}: expected a function pairs(context), found none")
+    return module
+
+
+def _select(cases: Sequence[Any], only: Sequence[str], source: str) -> list[Case]:
+    wrong = [c for c in cases if not isinstance(c, Case)]
+    if wrong:
+        raise DynlocustError(f"{source}: expected pairs(context) to return Case objects, found {wrong[0]!r}")
+    selected = [c for c in cases if not only or any(text in c.name for text in only)]
+    if not selected:
+        raise DynlocustError(f"compare --only: expected text found in an operation name, found {list(only)}")
+    return selected
+
+
 def run(
-    endpoint: str, *, region: str = "us-east-1", runs: int = 5, repeat: int = 5, only: Sequence[str] = ()
+    endpoint: str,
+    *,
+    region: str = "us-east-1",
+    runs: int = 5,
+    repeat: int = 5,
+    only: Sequence[str] = (),
+    adapter: str = "dynlocust",
+    pairs: str | None = None,
 ) -> list[Row]:
-    """Create the tables (named with a fresh run id), seed them, measure every row, delete the tables."""
+    """Create the tables (named with a fresh run id), seed them, measure every row, delete the tables.
+
+    With `pairs` (a module name or file), its `pairs(context)` rows are measured instead, and its optional
+    `teardown(context)` runs at the end whatever happened.
+    """
     client = make_client(endpoint, region=region, connect_timeout=5, read_timeout=30, pool_size=10)
-    bench = Bench(client, f"dynlocust-compare-{uuid.uuid4().hex[:8]}")
+    prefix = f"dynlocust-compare-{uuid.uuid4().hex[:8]}"
+    if pairs is not None:
+        module = load_pairs(pairs)
+        context = PairContext(client, endpoint, region, prefix)
+        try:
+            try:
+                rows = list(module.pairs(context))
+            except Exception as exc:
+                raise DynlocustError(
+                    f"compare --pairs {pairs}: expected pairs(context) to return its rows, "
+                    f"found {type(exc).__name__}: {exc}"
+                ) from exc
+            cases = _select(rows, only, f"compare --pairs {pairs}")
+            return [measure(context, case, runs, repeat) for case in cases]
+        finally:
+            teardown = getattr(module, "teardown", None)
+            if callable(teardown):
+                try:
+                    teardown(context)
+                except Exception as exc:  # report, never mask the run's own error
+                    print(f"warning: compare --pairs {pairs}: teardown failed: {exc}", file=sys.stderr)
+    if adapter not in ADAPTERS:
+        raise DynlocustError(f"compare --adapter: expected one of {', '.join(ADAPTERS)}, found {adapter!r}")
+    bench = Bench(client, prefix)
     try:
         bench.create_tables()
         bench.seed()
-        cases = [c for c in bench.cases() if not only or any(text in c.name for text in only)]
-        if not cases:
-            raise DynlocustError(f"compare --only: expected text found in an operation name, found {list(only)}")
+        mapper: ReferenceMapper | None = None
+        if adapter == "pynamodb":
+            from dynlocust.mapper.pynamodb_reference import PynamoDBMapper
+
+            mapper = PynamoDBMapper(bench, endpoint, region)
+        cases = _select(bench.cases(mapper), only, "compare")
         return [measure(bench, case, runs, repeat) for case in cases]
     finally:
         bench.delete_tables()
@@ -500,17 +687,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.runs < 1 or args.repeat < 1:
         print("dynlocust compare: error: expected --runs and --repeat >= 1", file=sys.stderr)
         return 2
+    if args.pairs and args.adapter:
+        print(
+            f"dynlocust compare: error: expected either --adapter or --pairs, found --adapter {args.adapter} "
+            f"and --pairs {args.pairs}",
+            file=sys.stderr,
+        )
+        return 2
+    adapter = args.adapter or "dynlocust"
     local = None
     try:
+        baseline = diff_mapper.load_baseline(args)  # a bad baseline exits 2 before anything runs
         endpoint = args.endpoint
         if not endpoint:
             from dynlocust.local.embedded import LocalEndpoint
 
             local = LocalEndpoint(capacity=False).start()
             endpoint = local.url
-        rows = run(endpoint, region=args.region, runs=args.runs, repeat=args.repeat, only=args.only or ())
-        print(format_table(rows, args.runs, args.repeat, "local (embedded)" if local else endpoint))
-        return 0
+        rows = run(
+            endpoint,
+            region=args.region,
+            runs=args.runs,
+            repeat=args.repeat,
+            only=args.only or (),
+            adapter=adapter,
+            pairs=args.pairs,
+        )
+        label = args.pairs or adapter
+        where = "local (embedded)" if local else endpoint
+        print(format_table(rows, args.runs, args.repeat, where, label))
+        return diff_mapper.finish(args, baseline, rows, endpoint=where)
     except DynlocustError as exc:
         print(f"dynlocust compare: error: {exc}", file=sys.stderr)
         return exc.exit_code
@@ -519,4 +725,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             local.stop()
 
 
-__all__ = ["Bench", "Case", "Row", "build_parser", "format_table", "main", "measure", "run"]
+__all__ = [
+    "ADAPTERS",
+    "Bench",
+    "Case",
+    "DynlocustMapper",
+    "PairContext",
+    "ReferenceMapper",
+    "Row",
+    "build_parser",
+    "format_table",
+    "load_pairs",
+    "main",
+    "measure",
+    "run",
+]

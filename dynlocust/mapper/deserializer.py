@@ -4,8 +4,8 @@ Why: reads dominate most tables' traffic, and boto3 resolves every value through
 name. Here one closure tests the type tag directly (one Python call per value). Numbers go through the same
 decimal context boto3 uses (`create_decimal` is also faster than `Decimal()`), binaries become boto3's `Binary`
 unless `raw_binary=True`, and deeply nested values do not hit the recursion limit. One difference on malformed
-input only: an attribute value with several type keys (never sent by DynamoDB) is read by the first of S, N, M, L
-present, where boto3 takes its first key.
+input only: an attribute value with several type keys, such as `{"SS": ["a"], "N": "1"}` (DynamoDB never sends one),
+is refused with a `DeserializationError`, where boto3 silently reads its first key and drops the rest.
 """
 
 from __future__ import annotations
@@ -23,6 +23,14 @@ class DeserializationError(MapperError, TypeError):
 
 
 _EMPTY = "Value must be a nonempty dictionary whose key is a valid dynamodb type."
+
+
+def _malformed(av: Mapping[str, Any]) -> DeserializationError:
+    if not av:
+        return DeserializationError(f"{_EMPTY} Found {av!r}")
+    return DeserializationError(
+        f"expected an attribute value with exactly one type key, found {len(av)} ({', '.join(map(str, av))})"
+    )
 
 
 def _build(
@@ -51,20 +59,31 @@ def _build(
         )
 
     def deserialize(av: Mapping[str, Any]) -> Any:
-        # Membership tests beat reading the first key; strings and numbers inside containers skip a call.
+        # Membership tests beat reading the first key; strings and numbers inside containers skip a call. A value
+        # with more than one key never passes a `len(x) == 1` test: it reaches the check below and is refused.
+        if len(av) != 1:
+            raise _malformed(av)
         if "S" in av:
             return av["S"]
         if "N" in av:
             return number(av["N"])
         if "M" in av:
             return {
-                k: x["S"] if "S" in x else number(x["N"]) if "N" in x else deserialize(x) for k, x in av["M"].items()
+                k: x["S"]
+                if "S" in x and len(x) == 1
+                else number(x["N"])
+                if "N" in x and len(x) == 1
+                else deserialize(x)
+                for k, x in av["M"].items()
             }
         if "L" in av:
-            return [x["S"] if "S" in x else number(x["N"]) if "N" in x else deserialize(x) for x in av["L"]]
+            return [
+                x["S"] if "S" in x and len(x) == 1 else number(x["N"]) if "N" in x and len(x) == 1 else deserialize(x)
+                for x in av["L"]
+            ]
         for tag in av:
             return other(tag, av[tag])
-        raise DeserializationError(f"{_EMPTY} Found {av!r}")
+        raise _malformed(av)
 
     def deserialize_deep(root: Mapping[str, Any]) -> Any:
         """Same result as `deserialize`, with an explicit stack instead of recursion."""
@@ -73,7 +92,7 @@ def _build(
         pop, push = stack.pop, stack.append
         while stack:
             av, parent, slot = pop()
-            tag = next(iter(av), None) if isinstance(av, Mapping) else None
+            tag = next(iter(av), None) if isinstance(av, Mapping) and len(av) == 1 else None
             if tag == "M":
                 members: dict[Any, Any] = {}
                 parent[slot] = members
@@ -90,10 +109,11 @@ def _build(
         return holder[0]
 
     def deserialize_top(av: Mapping[str, Any]) -> Any:
-        if "S" in av:  # the hot scalars again, inline: saves a call on the commonest single values
-            return av["S"]
-        if "N" in av:
-            return number(av["N"])
+        if len(av) == 1:  # the hot scalars again, inline: saves a call on the commonest single values
+            if "S" in av:
+                return av["S"]
+            if "N" in av:
+                return number(av["N"])
         try:
             return deserialize(av)
         except RecursionError:
@@ -101,7 +121,14 @@ def _build(
 
     def deserialize_item(item: Mapping[str, Any]) -> dict[str, Any]:
         try:
-            return {k: v["S"] if "S" in v else number(v["N"]) if "N" in v else deserialize(v) for k, v in item.items()}
+            return {
+                k: v["S"]
+                if "S" in v and len(v) == 1
+                else number(v["N"])
+                if "N" in v and len(v) == 1
+                else deserialize(v)
+                for k, v in item.items()
+            }
         except RecursionError:
             return {k: deserialize_deep(v) for k, v in item.items()}
 
@@ -113,7 +140,8 @@ class Deserializer:
 
     `deserialize(attribute_value)` turns one attribute value into one value (`{"N": "1.5"}` -> `Decimal("1.5")`);
     `deserialize_item(item)` turns an item as DynamoDB returns it into a dict. `raw_binary=True` returns `bytes`
-    instead of boto3's `Binary` wrapper. Both are plain functions bound at construction.
+    instead of boto3's `Binary` wrapper. Both are plain functions bound at construction. An attribute value with
+    several type keys (`{"SS": ["a"], "N": "1"}`) raises `DeserializationError`: refused, where boto3 reads its first.
     """
 
     __slots__ = ("deserialize", "deserialize_item", "raw_binary")

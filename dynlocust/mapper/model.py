@@ -227,7 +227,7 @@ class Model(Generic[T]):
             read.append(f"    v = get({key})")
             read.append("    if v is not None:")
             if name in self._str_fields:
-                read.append(f"        kw[{key}] = v['S'] if 'S' in v else deserialize(v)")
+                read.append(f"        kw[{key}] = v['S'] if 'S' in v and len(v) == 1 else deserialize(v)")
             elif name in readers:
                 env[f"read_{i}"] = readers[name]
                 read.append(f"        kw[{key}] = read_{i}(deserialize(v))")

@@ -138,8 +138,9 @@ def _build(
     low, high = (-_INT_BOUND, _INT_BOUND) if validate_numbers else (-math.inf, math.inf)
     unchecked = not validate_numbers
     # The Decimal fast path: a str() of at most 38 characters with no exponent and a digit last has at most 38
-    # digits and a magnitude within 1E-6..1E+38 (Decimal switches to exponent notation outside it); NaN and
-    # Infinity end in a letter. Anything else takes `number()`, which makes boto3's checks and DynamoDB's range.
+    # digits and a magnitude within 1E-6..1E+38 (Decimal switches to exponent notation outside it); Infinity and
+    # NaN end in a letter, and a NaN with a payload (`NaN123`, `sNaN1`) has an "a". Anything else takes `number()`,
+    # which makes boto3's checks and DynamoDB's range.
     # (38 is MAX_DIGITS, written as a literal in the hot lines: a constant loads faster than a closure cell.)
 
     def _slow_set(value: Set[Any]) -> AttributeValue:
@@ -184,7 +185,7 @@ def _build(
                     members[k] = {"S": v}
                 elif vt is Decimal:
                     text = str(v)
-                    if unchecked or (len(text) <= 38 and "E" not in text and text[-1] <= "9"):
+                    if unchecked or (len(text) <= 38 and "E" not in text and "a" not in text and text[-1] <= "9"):
                         members[k] = {"N": text}
                     else:
                         members[k] = {"N": number(v)}
@@ -206,7 +207,7 @@ def _build(
                     append({"S": v})
                 elif vt is Decimal:
                     text = str(v)
-                    if unchecked or (len(text) <= 38 and "E" not in text and text[-1] <= "9"):
+                    if unchecked or (len(text) <= 38 and "E" not in text and "a" not in text and text[-1] <= "9"):
                         append({"N": text})
                     else:
                         append({"N": number(v)})
@@ -239,7 +240,7 @@ def _build(
                         add(str(n) if low < n < high else number(n))
                     elif t is Decimal:
                         text = str(n)
-                        if unchecked or (len(text) <= 38 and "E" not in text and text[-1] <= "9"):
+                        if unchecked or (len(text) <= 38 and "E" not in text and "a" not in text and text[-1] <= "9"):
                             add(text)
                         else:
                             add(number(n))
@@ -267,7 +268,7 @@ def _build(
             return {"S": value}
         if t is Decimal:
             text = str(value)
-            if unchecked or (len(text) <= 38 and "E" not in text and text[-1] <= "9"):
+            if unchecked or (len(text) <= 38 and "E" not in text and "a" not in text and text[-1] <= "9"):
                 return {"N": text}
             return {"N": number(value)}
         if t is int and low < value < high:
@@ -302,7 +303,7 @@ def _build(
             return {"S": value}
         if t is Decimal:
             text = str(value)
-            if unchecked or (len(text) <= 38 and "E" not in text and text[-1] <= "9"):
+            if unchecked or (len(text) <= 38 and "E" not in text and "a" not in text and text[-1] <= "9"):
                 return {"N": text}
             return {"N": number(value)}
         if t is int and low < value < high:

@@ -25,7 +25,7 @@ from dynlocust.mapper.model import model_of
 from dynlocust.mapper.repository import Repository
 from dynlocust.outcomes import UNPROCESSED, Outcome, classify
 from dynlocust.transport.boto3 import LOCAL_CREDENTIALS, MIN_POOL, is_local_endpoint, retry_free_config
-from dynlocust.users import pool_size, shared_boto3_client
+from dynlocust.users import pool_size, shared_boto3_client, shared_client
 
 REQUEST_TYPE = "Mapper"
 _LAZY_RESULTS = ("ResultIterator", "Generator")
@@ -132,14 +132,13 @@ class MapperUser(User):
 
     ```python
     class Shop(MapperUser):
-        def on_start(self):
-            self.orders = self.repository(Order)
-
         @task
         def buy(self):
-            self.orders.create(Order(...))        # request "Order.create"
+            self.repository(Order).create(Order(...))   # request "Order.create"
     ```
-    `self.timed(name, fn, ...)` times any other call (e.g. a PynamoDB instance's `save`).
+    Adapters are built once and reused: a second `self.repository(Order)` (in `on_start` or in every task) returns
+    the same timed proxy, and the clients behind it are shared by every user of the process, so what is measured is
+    the mapper's call, never the construction of a client. `self.timed(name, fn, ...)` times any other call.
     """
 
     abstract = True
@@ -151,6 +150,7 @@ class MapperUser(User):
         super().__init__(environment)
         settings = plugin.settings_for(environment)
         self._settings = settings
+        self._adapters: dict[tuple[Any, ...], Instrumented] = {}
         self.raw_client = shared_boto3_client(environment, self.host or None, settings)
         self.timer = OperationTimer(
             environment.events.request,
@@ -161,28 +161,69 @@ class MapperUser(User):
     def timed(self, name: str, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return self.timer.run(name, function, *args, **kwargs)
 
+    def _adapter(self, key: tuple[Any, ...], build: Callable[[], Instrumented]) -> Any:
+        adapter = self._adapters.get(key)
+        if adapter is None:
+            adapter = self._adapters[key] = build()
+        return adapter
+
     def repository(self, cls: type, *, table: str | None = None) -> Any:
         """dynlocust's mapper for an `@entity` class, timed as `<Entity>.<operation>`."""
-        return Instrumented(Repository(cls, self.raw_client, table=table), model_of(cls).name, self.timer)
+        return self._adapter(
+            ("repository", cls, table),
+            lambda: Instrumented(Repository(cls, self.raw_client, table=table), model_of(cls).name, self.timer),
+        )
 
     def table(self, name: str) -> Any:
         """boto3's document-model `Table` on this user's endpoint, timed as `Table(<name>).<method>`."""
-        return Instrumented(resource_table(self.host or None, name, self._settings), f"Table({name})", self.timer)
+        host, settings = self.host or None, self._settings
+
+        def build() -> Instrumented:
+            table = shared_client(  # one Table (one connection pool) per process, endpoint and name
+                self.environment,
+                ("boto3-table", host, settings.region, name),
+                lambda: resource_table(host, name, settings, pool_size(self.environment, settings)),
+            )
+            return Instrumented(table, f"Table({name})", self.timer)
+
+        return self._adapter(("table", name), build)
 
     def pynamodb(self, model: type) -> Any:
         """A PynamoDB model class pointed at this user's endpoint with retries off, timed as `<Model>.<method>`."""
-        configure_pynamodb(model, self.host or None, self._settings, pool_size(self.environment, self._settings))
+        return self._adapter(("pynamodb", model), lambda: self._pynamodb(model))
+
+    def _pynamodb(self, model: type) -> Instrumented:
+        host, settings = self.host or None, self._settings
+
+        def configure() -> str | None:
+            configure_pynamodb(
+                model,
+                host,
+                region=settings.region,
+                connect_timeout=settings.connect_timeout,
+                read_timeout=settings.effective_read_timeout,
+                pool_size=pool_size(self.environment, settings),
+            )
+            return host
+
+        # PynamoDB's connection belongs to the class: configured once per process, for one endpoint
+        configured_host = shared_client(self.environment, ("pynamodb", model), configure)
+        if configured_host != host:
+            raise ConfigurationError(
+                f"pynamodb adapter: expected one endpoint per PynamoDB model in a process (its connection belongs to "
+                f"the class), found {model.__name__} used with {configured_host} and {host}"
+            )
         return Instrumented(model, model.__name__, self.timer)
 
 
-def resource_table(host: str | None, name: str, settings: Any) -> Any:
-    """A boto3 resource `Table` with dynlocust's retry-free configuration."""
+def resource_table(host: str | None, name: str, settings: Any, pool_size: int = MIN_POOL) -> Any:
+    """A boto3 resource `Table` with dynlocust's retry-free configuration and a pool of `pool_size` connections."""
     import boto3  # local: locust (gevent) first, and boto3's resource layer only when asked for
 
     config = retry_free_config(
         connect_timeout=settings.connect_timeout,
         read_timeout=settings.effective_read_timeout,
-        pool_size=max(settings.pool_size, MIN_POOL),
+        pool_size=max(pool_size, MIN_POOL),
     )
     kwargs: dict[str, Any] = {"region_name": settings.region, "endpoint_url": host, "config": config}
     if is_local_endpoint(host):
@@ -190,20 +231,41 @@ def resource_table(host: str | None, name: str, settings: Any) -> Any:
     return boto3.resource("dynamodb", **kwargs).Table(name)
 
 
-def configure_pynamodb(model: type, host: str | None, settings: Any, pool_size: int = 10) -> None:
-    """Point a PynamoDB model at `host` with one attempt per call (PynamoDB retries by default)."""
+def configure_pynamodb(
+    model: type,
+    host: str | None,
+    *,
+    region: str,
+    connect_timeout: float,
+    read_timeout: float,
+    pool_size: int = MIN_POOL,
+) -> Any:
+    """Point a PynamoDB model at `host` with one attempt per call, and build its connection now.
+
+    PynamoDB keeps one connection (and botocore client) per model class and builds it on the first call; building
+    it here keeps that construction (~100 ms of CPU) out of the first measured operation. Call it once per process
+    and endpoint: every call discards the class's connection. Returns the model's botocore client.
+    """
     meta = getattr(model, "Meta", None)
-    if meta is None:
+    if meta is None or not hasattr(model, "_get_connection"):
         raise ConfigurationError(f"pynamodb adapter: expected a PynamoDB Model with a Meta class, found {model!r}")
     meta.host = host
-    meta.region = settings.region
+    meta.region = region
     meta.max_retry_attempts = 0
-    meta.connect_timeout_seconds = settings.connect_timeout
-    meta.read_timeout_seconds = settings.effective_read_timeout
-    meta.max_pool_connections = max(pool_size, 10)
+    meta.connect_timeout_seconds = connect_timeout
+    meta.read_timeout_seconds = read_timeout
+    meta.max_pool_connections = max(pool_size, MIN_POOL)
     if is_local_endpoint(host) and not getattr(meta, "aws_access_key_id", None):
         meta.aws_access_key_id, meta.aws_secret_access_key = LOCAL_CREDENTIALS
     model._connection = None  # type: ignore[attr-defined]  # PynamoDB caches the connection per class
+    client = model._get_connection().connection.client  # type: ignore[attr-defined]
+    retries = client.meta.config.retries or {}
+    if retries.get("total_max_attempts", 1) != 1:
+        raise ConfigurationError(
+            f"pynamodb adapter: expected one attempt per call for {model.__name__}, found retries {retries} "
+            "(PynamoDB's retry_configuration setting must stay 'LEGACY' so max_retry_attempts = 0 applies)"
+        )
+    return client
 
 
 __all__ = ["REQUEST_TYPE", "Instrumented", "MapperUser", "OperationTimer", "configure_pynamodb", "resource_table"]

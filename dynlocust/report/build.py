@@ -66,6 +66,8 @@ class WindowReport:
     workers: int
     bins: list[BinReport]
     verdict_detail: Verdict | None = None
+    stats: WindowStats | None = None
+    """The merged statistics themselves (per-bin histograms), for readers that test more than the summary."""
 
 
 @dataclass
@@ -173,6 +175,7 @@ def window_from_stats(
         workers=workers,
         bins=bins,
         verdict_detail=verdict_detail,
+        stats=stats,
     )
 
 

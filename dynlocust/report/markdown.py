@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from dynlocust.report.table import format_window_table
+from dynlocust.report.table import format_window_table, markdown_text
 
 if TYPE_CHECKING:
     from dynlocust.report.build import RunReport
@@ -12,18 +12,21 @@ if TYPE_CHECKING:
 
 def _pipe_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    lines += ["| " + " | ".join(map(markdown_text, r)) + " |" for r in rows]
     return "\n".join(lines)
 
 
 def render(report: RunReport) -> str:
-    """Title, partial warning, the window table, throttles by reason, SLO failures and the end of the run."""
-    out = [f"## dynlocust run `{report.run_id}`: scenario `{report.scenario}` ({report.status()})", ""]
+    """Title, partial warning, the window table, throttles by reason, SLO failures and the end of the run.
+
+    Every text copied from the results (names, reasons, verdicts) goes through `markdown_text`."""
+    title = f"## dynlocust run {markdown_text(report.run_id)}: scenario {markdown_text(report.scenario)}"
+    out = [f"{title} ({report.status()})", ""]
     if report.partial:
-        out.append("> **PARTIAL RESULTS**: " + "; ".join(report.notes) + ".")
+        out.append("> **PARTIAL RESULTS**: " + markdown_text("; ".join(report.notes)) + ".")
         out.append("")
     for warning in report.warnings:
-        out += [f"> Warning: {warning}.", ""]
+        out += [f"> Warning: {markdown_text(warning)}.", ""]
     closed = len(report.windows)
     planned = len(report.planned) or closed
     sent = sum(w.summary["sent"] for w in report.windows)
@@ -50,7 +53,7 @@ def render(report: RunReport) -> str:
     failures = [f for w in report.windows for f in w.slo_failures]
     if failures:
         out += ["", "### SLO failures", ""]
-        out += [f"- {f}" for f in failures]
+        out += [f"- {markdown_text(f)}" for f in failures]
     if report.end is not None:
-        out += ["", f"Exit code {report.end.get('exit_code')}."]
+        out += ["", f"Exit code {markdown_text(report.end.get('exit_code'))}."]
     return "\n".join(out) + "\n"

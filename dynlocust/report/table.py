@@ -22,6 +22,19 @@ class WindowLike(Protocol):
     def verdict_detail(self) -> Verdict | None: ...
 
 
+_MARKDOWN_ESCAPES = str.maketrans(
+    {"\\": "\\\\", "|": "\\|", "`": "\\`", "*": "\\*", "[": "\\[", "]": "\\]", "&": "&amp;", "<": "&lt;", ">": "&gt;"}
+)
+
+
+def markdown_text(text: object) -> str:
+    """`text` safe inside a Markdown line or table cell: one line, no HTML, no markup, no column separator.
+
+    Names, verdicts, reasons and error messages come from results files and from the service's responses; copied
+    raw, a pipe or a newline forges table cells and rows, and HTML runs in a viewer that renders it."""
+    return " ".join(str(text).split()).translate(_MARKDOWN_ESCAPES)
+
+
 COLUMNS = (
     "window", "target/s", "offered", "accepted/s", "throttled", "first throttle after", "p50", "p99",
     "sent", "cpu", "late", "dropped", "pool", "verdict", "reasons",
@@ -58,7 +71,7 @@ def evidence_cells(saturation: Saturation | None) -> tuple[str, str, str, str, s
     sat = saturation
     if sat is None:
         return ("-", "-", "-", "-", "-")
-    late = f"{sat.late:,} (> {sat.late_bound * 1000:.0f} ms)" if sat.late_bound else f"p99 {_ms(sat.lag_p99)}"
+    late = f"{sat.late:,} over {sat.late_bound * 1000:.0f} ms" if sat.late_bound else f"p99 {_ms(sat.lag_p99)}"
     sent = f"{sat.sent:,}/{sat.due:,}" if sat.due else "-"
     return (sent, f"{sat.cpu:.2f}", late, f"{sat.dropped:,}", f"{sat.pool_waits:,}")
 
@@ -84,7 +97,7 @@ def _row(w: WindowLike) -> tuple[str, ...]:
 
 def format_window_table(windows: Sequence[WindowLike]) -> str:
     """A Markdown table: paste it in a pull request, read it in a CI log."""
-    rows = [COLUMNS, *(_row(w) for w in windows)]
+    rows = [COLUMNS, *(tuple(map(markdown_text, _row(w))) for w in windows)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
     lines = ["| " + " | ".join(cell.ljust(widths[i]) for i, cell in enumerate(r)) + " |" for r in rows]
     lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")

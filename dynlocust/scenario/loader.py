@@ -59,6 +59,27 @@ KeyPath = tuple[str | int, ...]
 MAX_WINDOWS = 10_000
 MAX_ZIPF_KEYSPACE = 5_000_000
 MAX_GSIS = 20
+# Bounds on what a scenario may ask for: far above any real test, low enough that nothing absurd is reported valid
+# (and that `validate` itself stays fast and small, whatever the file holds).
+MAX_SEED_ITEMS = 100_000_000
+"""Seed items per table (100 million: hours of BatchWriteItem at any realistic rate)."""
+MAX_KEYSPACE = 10**12
+MAX_RATE = 1_000_000
+"""Requests per second offered by the whole fleet."""
+MAX_CAPACITY_UNITS = 1_000_000
+"""Provisioned or warm read/write units of a table or index."""
+MAX_SECONDS = 7 * 24 * 3600
+"""Any duration: a window, a hold, the deadline, a bin."""
+MAX_WEIGHT = 1_000_000
+MAX_RANDOM_SEED = 2**64 - 1
+MAX_DEPTH = 64
+"""Levels of nesting in the YAML document (a scenario needs fewer than 10)."""
+MAX_NODES = 100_000
+MAX_DIGITS = 4300
+MAX_TEXT = 1024 * 1024
+"""Characters in a scenario file (the shipped ones are under 3 KB; yaml reads about a megabyte a second)."""
+"""Python's limit on converting text to an int (yaml would fail with a bare ValueError past it)."""
+"""YAML values in the document once every alias is expanded (an alias bomb expands to billions)."""
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
 _REGION_RE = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d+$")
@@ -173,12 +194,16 @@ class _Doc:
         self.fail(path, f"expected {what}, found {_show(found)}")
 
 
-def _index(doc: _Doc, node: yaml.Node, path: KeyPath, depth: int = 0) -> None:
+def _index(doc: _Doc, node: yaml.Node, path: KeyPath, depth: int = 0, seen: set[int] | None = None) -> None:
+    """Record the line of every key path. A node reached again through an alias is not walked again: paths
+    below it take the line of the alias (walking each alias would be exponential in a document of aliases)."""
     doc.lines.setdefault(path, node.start_mark.line + 1)
-    if depth > 50:
+    seen = set() if seen is None else seen
+    if depth > MAX_DEPTH or id(node) in seen:
         return
+    seen.add(id(node))
     if isinstance(node, yaml.MappingNode):
-        seen: dict[str, int] = {}
+        keys: dict[str, int] = {}
         for key_node, value_node in node.value:
             if not isinstance(key_node, yaml.ScalarNode):
                 doc.lines[(*path, "?")] = key_node.start_mark.line + 1
@@ -187,25 +212,67 @@ def _index(doc: _Doc, node: yaml.Node, path: KeyPath, depth: int = 0) -> None:
             if key == "<<":
                 continue
             line = key_node.start_mark.line + 1
-            if key in seen:
+            if key in keys:
                 doc.lines[(*path, key, "#dup")] = line
                 doc.fail(
                     (*path, key),
-                    f"duplicate key '{key}' (first written on line {seen[key]})",
+                    f"duplicate key '{key}' (first written on line {keys[key]})",
                     at=(*path, key, "#dup"),
                 )
-            seen[key] = line
+            keys[key] = line
             doc.lines[(*path, key)] = line
-            _index(doc, value_node, (*path, key), depth + 1)
+            _index(doc, value_node, (*path, key), depth + 1, seen)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
-            _index(doc, item, (*path, i), depth + 1)
+            _index(doc, item, (*path, i), depth + 1, seen)
+
+
+def _check_bounds(text: str, source: str) -> None:
+    """Refuse, from the parser's events alone (no recursion, no values built), a document nested deeper than
+    `MAX_DEPTH` or holding more than `MAX_NODES` values once its aliases are expanded."""
+    loader = yaml.SafeLoader(text)
+    expanded = 0
+    sizes: dict[str, int] = {}  # anchor -> values it stands for
+    open_at: list[tuple[str | None, int]] = []  # collections being read: anchor, `expanded` at their start
+    try:
+        while (event := loader.get_event()) is not None and not isinstance(event, yaml.StreamEndEvent):
+            line = event.start_mark.line + 1
+            if isinstance(event, yaml.CollectionStartEvent):
+                if len(open_at) >= MAX_DEPTH:
+                    raise ScenarioError(source, line, "", f"expected at most {MAX_DEPTH} levels of nesting, found more")
+                open_at.append((event.anchor, expanded))
+                expanded += 1
+            elif isinstance(event, yaml.CollectionEndEvent):
+                anchor, start = open_at.pop()
+                if anchor is not None:
+                    sizes[anchor] = expanded - start
+            elif isinstance(event, yaml.ScalarEvent):
+                if event.style is None and len(event.value) > MAX_DIGITS and event.value.lstrip("+-").isdigit():
+                    raise ScenarioError(
+                        source, line, "", f"expected a number of at most {MAX_DIGITS} digits, found {len(event.value)}"
+                    )
+                expanded += 1
+                if event.anchor is not None:
+                    sizes[event.anchor] = 1
+            elif isinstance(event, yaml.AliasEvent):
+                expanded += sizes.get(event.anchor, 1)
+            if expanded > MAX_NODES:
+                raise ScenarioError(
+                    source,
+                    line,
+                    "",
+                    f"expected at most {MAX_NODES:,} values once aliases are expanded, found more (aliases "
+                    "that repeat aliases grow exponentially)",
+                )
+    finally:
+        loader.dispose()
 
 
 def _parse(text: str, source: str) -> tuple[Any, _Doc]:
     doc = _Doc(source, {})
     loader = yaml.SafeLoader(text)
     try:
+        _check_bounds(text, source)
         node = loader.get_single_node()
         if node is None:
             doc.fail((), "expected a mapping with name, tables, workload and phases, found an empty document")
@@ -222,6 +289,8 @@ def _parse(text: str, source: str) -> tuple[Any, _Doc]:
         raise ScenarioError(source, line, "", f"YAML syntax error{col}: {what}") from None
     except yaml.YAMLError as e:
         raise ScenarioError(source, None, "", f"YAML syntax error: {e}") from None
+    except ValueError as e:  # int() of a number with more digits than Python converts
+        raise ScenarioError(source, None, "", f"expected a number of at most {MAX_DIGITS} digits, found {e}") from None
     finally:
         loader.dispose()
     return data, doc
@@ -335,8 +404,10 @@ def parse_duration(v: Any) -> float | None:
 
 def _duration(doc: _Doc, v: Any, path: KeyPath) -> float:
     d = parse_duration(v)
-    if d is None or d <= 0:
+    if d is None or not math.isfinite(d) or d <= 0:
         doc.expected(path, "a positive duration such as 15s, 2m, 1h, 250ms or a number of seconds", v)
+    if d > MAX_SECONDS:
+        doc.fail(path, f"expected a duration of at most 7 days ({MAX_SECONDS:,} s), found {d:,.0f} s")
     return d
 
 
@@ -412,8 +483,8 @@ def _key_attribute(doc: _Doc, v: Any, path: KeyPath) -> KeyAttribute:
 def _throughput(doc: _Doc, v: Any, path: KeyPath, unit: str) -> Throughput:
     m = _mapping(doc, v, path, required=("read", "write"), what=f"{{read: N, write: N}} in {unit}")
     return Throughput(
-        read=_int(doc, m["read"], (*path, "read"), f"a positive whole number of {unit}"),
-        write=_int(doc, m["write"], (*path, "write"), f"a positive whole number of {unit}"),
+        read=_int(doc, m["read"], (*path, "read"), f"a positive whole number of {unit}", maximum=MAX_CAPACITY_UNITS),
+        write=_int(doc, m["write"], (*path, "write"), f"a positive whole number of {unit}", maximum=MAX_CAPACITY_UNITS),
     )
 
 
@@ -546,14 +617,20 @@ def _table(doc: _Doc, v: Any, path: KeyPath, default_item_size: int) -> Table:
     if m.get("seed") is not None:
         sp = (*path, "seed")
         sm = _mapping(doc, m["seed"], sp, required=("items",), optional=("item_size", "items_per_partition"))
-        ipp = _int(doc, sm.get("items_per_partition", 1), (*sp, "items_per_partition"), "a positive whole number")
+        ipp = _int(
+            doc,
+            sm.get("items_per_partition", 1),
+            (*sp, "items_per_partition"),
+            "a positive whole number",
+            maximum=MAX_SEED_ITEMS,
+        )
         if ipp > 1 and sk is None:
             doc.fail(
                 (*sp, "items_per_partition"),
                 f"several items per partition need a sort_key, but table '{name}' has none",
             )
         seed = Seed(
-            items=_int(doc, sm["items"], (*sp, "items"), "a positive whole number of items"),
+            items=_int(doc, sm["items"], (*sp, "items"), "a positive whole number of items", maximum=MAX_SEED_ITEMS),
             item_size=_size(doc, sm.get("item_size", default_item_size), (*sp, "item_size")),
             items_per_partition=ipp,
         )
@@ -596,7 +673,7 @@ def _keys(doc: _Doc, v: Any, path: KeyPath, *, nested: bool = False) -> KeySpec:
     def keyspace() -> int | None:
         if m.get("keyspace") is None:
             return None
-        return _int(doc, m["keyspace"], (*path, "keyspace"), "a positive whole number of keys")
+        return _int(doc, m["keyspace"], (*path, "keyspace"), "a positive whole number of keys", maximum=MAX_KEYSPACE)
 
     if dist == "uniform":
         return UniformKeys(keyspace())
@@ -616,7 +693,8 @@ def _keys(doc: _Doc, v: Any, path: KeyPath, *, nested: bool = False) -> KeySpec:
         return HotSpotKeys(fraction, _ratio(doc, m.get("traffic", 0.9), (*path, "traffic"), zero_ok=False), keyspace())
     if dist == "sequential":
         return SequentialKeys(
-            _int(doc, m.get("start", 0), (*path, "start"), "a whole number >= 0", positive=False), keyspace()
+            _int(doc, m.get("start", 0), (*path, "start"), "a whole number >= 0", positive=False, maximum=MAX_KEYSPACE),
+            keyspace(),
         )
     if nested:
         doc.fail((*path, "distribution"), "sharded keys cannot be sharded again; pick a base distribution")
@@ -679,7 +757,7 @@ def _operation(
             "op 'gsi_query' takes no 'consistent': global secondary indexes do not support strongly consistent reads"
         )
     m = _mapping(doc, v, path, required=("op",), optional=(*_COMMON_OP_KEYS[1:], *OP_KEYS[op]), misplaced=misplaced)
-    weight = _number(doc, m.get("weight", 1), (*path, "weight"), "a positive weight")
+    weight = _number(doc, m.get("weight", 1), (*path, "weight"), "a positive weight", maximum=MAX_WEIGHT)
     if "table" in m:
         tname = _text(doc, m["table"], (*path, "table"), "a table name")
         if tname not in tables:
@@ -729,7 +807,11 @@ def _operation(
             f"a transaction of {items} items of {item_size or wl_item_size:,} bytes exceeds "
             f"the 4 MB limit of TransactWriteItems; expected at most {MAX_TRANSACT_BYTES:,} bytes",
         )
-    limit = _int(doc, m["limit"], (*path, "limit"), "a positive whole number of items") if "limit" in m else None
+    limit = (
+        _int(doc, m["limit"], (*path, "limit"), "a positive whole number of items", maximum=MAX_SEED_ITEMS)
+        if "limit" in m
+        else None
+    )
     flt = _text(doc, m["filter"], (*path, "filter"), "a filter expression") if "filter" in m else None
     consistent = _bool(doc, m.get("consistent", False), (*path, "consistent"))
 
@@ -776,7 +858,7 @@ def _workload(doc: _Doc, v: Any, path: KeyPath, tables: dict[str, Table], item_s
 
 
 def _rate(doc: _Doc, v: Any, path: KeyPath) -> float:
-    return _number(doc, v, path, "a positive number of requests/s")
+    return _number(doc, v, path, "a positive number of requests/s", maximum=MAX_RATE)
 
 
 def _phases(doc: _Doc, v: Any, path: KeyPath) -> tuple[Phase, ...]:
@@ -853,7 +935,9 @@ def _limits(doc: _Doc, v: Any, path: KeyPath) -> Limits:
         return Limits()
     m = _mapping(doc, v, path, optional=("max_requests", "max_cost_dollars"))
     return Limits(
-        max_requests=_int(doc, m["max_requests"], (*path, "max_requests"), "a positive whole number of requests")
+        max_requests=_int(
+            doc, m["max_requests"], (*path, "max_requests"), "a positive whole number of requests", maximum=MAX_KEYSPACE
+        )
         if m.get("max_requests") is not None
         else None,
         max_cost_dollars=_number(
@@ -912,6 +996,10 @@ def _slos(doc: _Doc, v: Any, path: KeyPath, phases: tuple[Phase, ...]) -> tuple[
 
 def load_scenario_text(text: str, source: str = "<scenario>") -> Scenario:
     """Parse and check a scenario; raise ``ScenarioError`` naming ``source``, line and key path on any problem."""
+    if len(text) > MAX_TEXT:
+        raise ScenarioError(
+            source, None, "", f"expected a scenario of at most {MAX_TEXT:,} characters, found {len(text):,}"
+        )
     data, doc = _parse(text, source)
     m = _mapping(
         doc,
@@ -966,7 +1054,9 @@ def load_scenario_text(text: str, source: str = "<scenario>") -> Scenario:
             f"{limits.max_requests:,} would abort the run; expected at least {planned:,}",
         )
     slos = _slos(doc, m.get("slos"), ("slos",), phases)
-    seed = _int(doc, m.get("random_seed", 0), ("random_seed",), "a whole number >= 0", positive=False)
+    seed = _int(
+        doc, m.get("random_seed", 0), ("random_seed",), "a whole number >= 0", positive=False, maximum=MAX_RANDOM_SEED
+    )
     return Scenario(
         name,
         source,

@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import FaultServer
 from tests.support.runs import ROOT
-from tests.unit.scenario._base import variant
+from tests.unit.scenario._base import BASE, variant
 
 REMOTE = variant("  local: {capacity_scale: 0.05}", "  endpoint: ENDPOINT")
 
@@ -35,9 +35,9 @@ CASES: list[tuple[str, str, list[str]]] = [
 ]
 
 
-def dynlocust_run(scenario: Path, results: Path, host: str) -> subprocess.CompletedProcess[str]:
+def dynlocust_run(scenario: Path, results: Path, host: str, run_id: str = "bad") -> subprocess.CompletedProcess[str]:
     argv = [sys.executable, "-m", "dynlocust.cli", "run", str(scenario), "--host", host]
-    argv += ["--results-dir", str(results), "--run-id", "bad", "--metrics-port", "0"]
+    argv += ["--results-dir", str(results), "--run-id", run_id, "--metrics-port", "0"]
     return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=60)
 
 
@@ -87,3 +87,47 @@ def test_a_threshold_out_of_range_exits_2_with_one_line(
     errors = [x for x in proc.stderr.splitlines() if "error" in x.lower()]  # Locust logs its start-up line first
     assert errors == [line] and proc.stderr.strip().endswith(line) and "Traceback" not in proc.stderr
     assert not results.exists() and fault_server.requests() == []
+
+
+@pytest.mark.parametrize("run_id", ["..", "../escape", "a/b"])
+def test_an_unsafe_run_id_is_one_line_exit_2_before_any_call(
+    fault_server: FaultServer, tmp_path: Path, run_id: str
+) -> None:
+    scenario = tmp_path / "ok.yaml"
+    scenario.write_text(variant("concurrency: 10", "concurrency: 10"))
+    results = tmp_path / "deep" / "results"
+    proc = dynlocust_run(scenario, results, fault_server.url, run_id=run_id)
+    assert proc.returncode == 2, proc.stderr
+    last = proc.stderr.splitlines()[-1]  # after Locust's "Starting Locust" line: options are validated at init
+    assert last.startswith("dynlocust: error: --run-id: expected") and proc.stderr.count("dynlocust: error") == 1
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "deep").exists()  # nothing written, inside --results-dir or out of it
+    assert fault_server.requests() == []
+
+
+BOMB = (
+    BASE
+    + "description:\n  a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+    + "".join(f"  {chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 10)}]\n" for i in range(8))
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        (BOMB, "values once aliases are expanded"),  # 10**9 values: the line indexer used to walk every one
+        (BASE + "description: " + "[" * 5000 + "]" * 5000 + "\n", "levels of nesting"),  # was a RecursionError
+        (variant("items: 100,", "items: 1000000000000,"), "seed.items: expected"),  # was reported valid
+    ],
+    ids=["alias-bomb", "5000-levels", "seed-items"],
+)
+def test_validate_refuses_what_would_hang_crash_or_mislead_in_one_line(
+    tmp_path: Path, text: str, fragment: str
+) -> None:
+    scenario = tmp_path / "hostile.yaml"
+    scenario.write_text(text)
+    argv = [sys.executable, "-m", "dynlocust.cli", "validate", str(scenario)]
+    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=60)  # a bound, not a measure
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert proc.stderr.startswith(f"dynlocust: error: {scenario}:") and proc.stderr.count("\n") == 1, proc.stderr
+    assert fragment in proc.stderr and "Traceback" not in proc.stderr

@@ -17,29 +17,18 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 
 from dynlocust.results import read_results
+from tests.support.compose import DOCKER, compose, interpolate, option
 from tests.support.runs import ROOT
 from tests.support.scenarios import put_scenario
 
-DOCKER = ROOT / "docker"
-COMPOSE = DOCKER / "compose.yaml"
 PROMETHEUS = Path("/usr/bin/prometheus")
 SHORT = put_scenario("short", "ramp: {from: 20, to: 40, step: 20, window: 2s}", capacity_scale=0.025)
-CONTAINER_PORTS = (5557, 8000, 9646, 9090)
-
-
-def compose() -> dict[str, Any]:
-    return yaml.safe_load(COMPOSE.read_text())
-
-
-def interpolate(value: str, env: dict[str, str]) -> str:
-    """Compose's ${NAME:-default} interpolation."""
-    return re.sub(r"\$\{(\w+)(?::-([^}]*))?\}", lambda m: env.get(m.group(1), m.group(2) or ""), value)
+CONTAINER_PORTS = (5557, 8000, 8089, 9646, 9090)
 
 
 # -- structure -------------------------------------------------------------------------------------------------
@@ -52,16 +41,25 @@ def test_the_compose_file_has_every_service_of_the_fleet() -> None:
         assert services[name]["build"] == {"context": "..", "dockerfile": "docker/Dockerfile"}
         assert services[name]["environment"]["AWS_ACCESS_KEY_ID"] == "local"  # dummy credentials only
     assert "--master" in services["master"]["command"] and "--worker" in services["worker"]["command"]
-    assert services["worker"]["command"][services["worker"]["command"].index("--master-host") + 1] == "master"
+    assert option(services["worker"]["command"], "--master-host") == "master"
     master = services["master"]["command"]
-    assert master[master.index("--host") + 1] == "http://endpoint:8000"
-    assert master[master.index("--metrics-host") + 1] == "0.0.0.0"  # reachable by Prometheus on the network
+    assert option(master, "--host") == "http://endpoint:8000"
+    assert option(master, "--metrics-host") == "0.0.0.0"  # reachable by Prometheus on the network
+    assert option(master, "--web-host") == "0.0.0.0" and "127.0.0.1:8089:8089" in services["master"]["ports"]
+    # the endpoint's capacity is the scenario's own (target.local), the same file the master and workers run
+    endpoint = services["endpoint"]["command"]
+    assert (
+        option(endpoint, "--scenario")
+        == option(master, "--scenario")
+        == option(services["worker"]["command"], "--scenario")
+    )
+    assert "--capacity-scale" not in endpoint and "--time-scale" not in endpoint
 
 
 def test_workers_scale_and_the_master_waits_for_as_many() -> None:
     worker, master = compose()["services"]["worker"], compose()["services"]["master"]["command"]
     assert "container_name" not in worker and "ports" not in worker  # --scale worker=N needs both absent
-    expected = master[master.index("--expect-workers") + 1]
+    expected = option(master, "--expect-workers")
     assert interpolate(str(worker["deploy"]["replicas"]), {"WORKERS": "7"}) == interpolate(expected, {"WORKERS": "7"})
 
 
@@ -76,7 +74,7 @@ def test_prometheus_scrapes_the_master_and_grafana_is_provisioned() -> None:
     targets = [t for job in prometheus["scrape_configs"] for s in job["static_configs"] for t in s["targets"]]
     assert targets == ["master:9646"] and "master" in compose()["services"]
     master = compose()["services"]["master"]["command"]
-    assert master[master.index("--metrics-port") + 1] == "9646"
+    assert option(master, "--metrics-port") == "9646"
     datasource = yaml.safe_load((DOCKER / "grafana/provisioning/datasources/prometheus.yml").read_text())
     assert datasource["datasources"][0]["url"] == "http://prometheus:9090" and "prometheus" in compose()["services"]
     json.loads((DOCKER / "grafana/dashboards/dynlocust.json").read_text())

@@ -194,13 +194,18 @@ def assert_only_foreign_left(client: Any) -> None:
     assert client.get_item(TableName="foreign", Key={"pk": {"S": "keep"}})["Item"] == {"pk": {"S": "keep"}}
 
 
-def start_run(tmp_path: Path, url: str, run_id: str, seed: int) -> subprocess.Popen[str]:
+def start_run(
+    tmp_path: Path, url: str | None, run_id: str, seed: int, stderr: Path | None = None
+) -> subprocess.Popen[str]:
+    """`dynlocust run` of the signal scenario against `url` (None: its own embedded endpoint); stderr to a file
+    when given, to watch its lines while it runs."""
     scenario = tmp_path / "sig.yaml"
     scenario.write_text(SIGNAL_SCENARIO.replace("SEED", str(seed)))
-    argv = [sys.executable, "-m", "dynlocust.cli", "run", str(scenario), "--host", url]
+    argv = [sys.executable, "-m", "dynlocust.cli", "run", str(scenario), *(["--host", url] if url else [])]
     argv += ["--results-dir", str(tmp_path), "--run-id", run_id, "--metrics-port", "0"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    err: Any = subprocess.PIPE if stderr is None else stderr.open("w")
+    return subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=err, text=True)
 
 
 def wait_for(condition: Callable[[], bool], proc: subprocess.Popen[str], timeout: float = 30) -> None:
@@ -213,18 +218,35 @@ def wait_for(condition: Callable[[], bool], proc: subprocess.Popen[str], timeout
         time.sleep(0.05)
 
 
-def finish(proc: subprocess.Popen[str], timeout: float = 40) -> tuple[int, str, str]:
+def finish(proc: subprocess.Popen[str], timeout: float = 40, stderr: Path | None = None) -> tuple[int, str, str]:
     try:
         out, err = proc.communicate(timeout=timeout)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait(10)
-    return proc.returncode, out, err
+    return proc.returncode, out, err if stderr is None else stderr.read_text()
+
+
+def assert_aborted(code: int, err: str, results: Path, reason: str) -> None:
+    """An interrupted run: exit code 4, an end record saying why, and no user spawned once set-up was cut."""
+    assert code == 4, err[-3000:]
+    assert "Traceback" not in err, err[-3000:]
+    records = read_results(results)
+    assert records[0]["type"] == "run" and records[-1]["type"] == "end", records
+    end = records[-1]
+    assert end["exit_code"] == 4 and reason in end["abort_reason"], end
+    if "set-up" in reason:
+        assert "Ramping to" not in err and "All users spawned" not in err, err[-3000:]
+        assert end["windows_closed"] == 0 and end["sent"] == 0
 
 
 def has_table(client: Any, name: str) -> Callable[[], bool]:
     return lambda: name in client.list_tables()["TableNames"]
+
+
+def has_window(results: Path) -> Callable[[], bool]:
+    return lambda: results.exists() and any(r["type"] == "window" for r in read_results(results))
 
 
 def seeding(endpoint: LocalEndpoint, name: str) -> Callable[[], bool]:
@@ -238,8 +260,7 @@ def test_sigint_while_a_table_is_creating_leaves_nothing(slow_create: LocalEndpo
     wait_for(has_table(client, "a-creating"), proc)
     proc.send_signal(signal.SIGINT)
     code, _, err = finish(proc)
-    print("CODE creating", code)
-    assert "Traceback" not in err, err[-3000:]
+    assert_aborted(code, err, tmp_path / "creating" / "results.jsonl", "interrupted during set-up (creating tables)")
     assert_only_foreign_left(client)  # a was deleted once ACTIVE; b was never created
     assert "deleted tables a-creating" in err
 
@@ -251,12 +272,9 @@ def test_sigint_while_seeding_leaves_nothing(instant_create: LocalEndpoint, tmp_
     wait_for(seeding(instant_create, "a-seeding"), proc)
     proc.send_signal(signal.SIGINT)
     code, _, err = finish(proc)
-    print("CODE seeding", code)
+    assert_aborted(code, err, tmp_path / "seeding" / "results.jsonl", "interrupted during set-up (seeding tables)")
     assert_only_foreign_left(client)
     assert "deleted tables a-seeding" in err, err[-3000:]
-    assert not (tmp_path / "seeding" / "results.jsonl").exists() or not read_results(
-        tmp_path / "seeding" / "results.jsonl"
-    )
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
@@ -267,7 +285,7 @@ def test_a_signal_during_a_window_ends_the_run_aborted_and_leaves_nothing(
     add_foreign_table(client)
     proc = start_run(tmp_path, instant_create.url, "window", seed=10)
     results = tmp_path / "window" / "results.jsonl"
-    wait_for(lambda: results.exists() and any(r["type"] == "window" for r in read_results(results)), proc)
+    wait_for(has_window(results), proc)
     proc.send_signal(signum)
     code, _, err = finish(proc)
     assert code == 4, err[-3000:]
@@ -289,10 +307,37 @@ def test_a_second_sigint_during_teardown_does_not_cut_it_short(slow_create: Loca
     time.sleep(0.7)
     proc.send_signal(signal.SIGINT)
     code, _, err = finish(proc)
-    print("CODE teardown", code)
-    assert "in progress, not interrupting it (deleting this run's tables)" in err, err[-3000:]
+    assert_aborted(code, err, tmp_path / "teardown" / "results.jsonl", "interrupted during set-up (creating tables)")
+    assert "in progress, not interrupting it" in err, err[-3000:]
     assert "deleted tables a-teardown" in err
     assert_only_foreign_left(client)
+
+
+@pytest.mark.slow
+def test_sigint_while_the_embedded_endpoint_starts_exits_4_and_says_so(tmp_path: Path) -> None:
+    log = tmp_path / "endpoint.stderr"
+    proc = start_run(tmp_path, None, "endpoint", seed=10, stderr=log)
+    wait_for(lambda: "starting the embedded local endpoint" in log.read_text(), proc)
+    proc.send_signal(signal.SIGINT)  # while it starts: Locust's init has not returned
+    code, _, err = finish(proc, stderr=log)
+    assert_aborted(code, err, tmp_path / "endpoint" / "results.jsonl", "interrupted during set-up (starting the run)")
+    assert err.index("starting the embedded local endpoint") < err.index("embedded local endpoint at")
+
+
+@pytest.mark.slow
+def test_a_second_sigint_after_shutdown_began_still_exits_4(instant_create: LocalEndpoint, tmp_path: Path) -> None:
+    log = tmp_path / "twice.stderr"
+    proc = start_run(tmp_path, instant_create.url, "twice", seed=10, stderr=log)
+    results = tmp_path / "twice" / "results.jsonl"
+    wait_for(has_window(results), proc)
+    proc.send_signal(signal.SIGINT)
+    wait_for(lambda: "Shutting down (exit code 4)" in log.read_text(), proc)
+    for _ in range(3):  # after Locust logged its exit code, while it prints its tables and exits
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.05)
+    code, _, err = finish(proc, stderr=log)
+    assert_aborted(code, err, results, "worker 0: interrupted")  # not -2 (killed by the signal)
+    assert raw_client(instant_create.url).list_tables()["TableNames"] == []
 
 
 # -- the teardown's view: set-up still running in another greenlet --------------------------------------------
@@ -386,6 +431,13 @@ def test_workers_stop_on_their_own_when_the_master_is_killed(instant_create: Loc
 
 CANARY_SECRET = "canary-secret-7bQx2Lp9Vn4Wz"
 CANARY_TOKEN = "canary-token-3Jd8Rk5Ym1Hs"
+CANARY_KEY_ID = "AKIACANARYKEYID7Q2X"
+CANARY_ENV = {
+    "AWS_ACCESS_KEY_ID": CANARY_KEY_ID,
+    "AWS_SECRET_ACCESS_KEY": CANARY_SECRET,
+    "AWS_SESSION_TOKEN": CANARY_TOKEN,
+}
+CANARIES = (CANARY_SECRET, CANARY_TOKEN, CANARY_KEY_ID, "canary-secret", "canary-token", "CANARYKEYID")
 
 CANARY_SCENARIO = """\
 name: canary
@@ -414,13 +466,7 @@ def test_a_canary_secret_appears_in_no_output_of_a_run(instant_create: LocalEndp
     scenario.write_text(CANARY_SCENARIO)
     out_dir = tmp_path / "out"
     metrics_port = free_port()
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(ROOT),
-        "AWS_ACCESS_KEY_ID": "AKIDCANARY",
-        "AWS_SECRET_ACCESS_KEY": CANARY_SECRET,
-        "AWS_SESSION_TOKEN": CANARY_TOKEN,
-    }
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **CANARY_ENV}
     argv = [sys.executable, "-m", "dynlocust.cli", "run", str(scenario), "--host", instant_create.url,
             "--results-dir", str(out_dir), "--run-id", "canary", "--metrics-port", str(metrics_port),
             "--loglevel", "DEBUG", "--csv", str(out_dir / "stats"), "--html", str(out_dir / "report.html")]  # fmt: skip
@@ -444,5 +490,38 @@ def test_a_canary_secret_appears_in_no_output_of_a_run(instant_create: LocalEndp
     outputs = {"stdout": out, "stderr": err, "/metrics": metrics}
     outputs.update({str(p.relative_to(out_dir)): p.read_text(errors="replace") for p in files})
     for name, text in outputs.items():
-        for canary in (CANARY_SECRET, CANARY_TOKEN, "canary-secret", "canary-token"):
+        for canary in CANARIES:
+            assert canary not in text, f"{canary} leaked into {name}"
+
+
+def test_the_web_ui_binds_loopback_by_default_and_its_logs_show_no_credential(
+    instant_create: LocalEndpoint, tmp_path: Path
+) -> None:
+    scenario = tmp_path / "canary.yaml"
+    scenario.write_text(CANARY_SCENARIO)
+    port = free_port()
+    locustfile = str(ROOT / "locustfiles" / "scenario.py")
+    argv = [sys.executable, "-m", "locust", "-f", locustfile, "--scenario", str(scenario), "--host", instant_create.url,
+            "--web-port", str(port), "--autostart", "-u", "3", "-r", "3", "--loglevel", "DEBUG",
+            "--results-dir", str(tmp_path), "--run-id", "webcanary", "--metrics-port", "0"]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **CANARY_ENV}
+    log = tmp_path / "locust.stderr"
+    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log.open("w"), text=True)
+    try:
+        results = tmp_path / "webcanary" / "results.jsonl"
+        wait_for(has_window(results), proc)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/logs", timeout=5) as response:
+            logs = json.loads(response.read().decode())
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(40)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    err = log.read_text()
+    assert f"Starting web interface at http://127.0.0.1:{port}" in err  # not every interface (0.0.0.0)
+    lines = "\n".join(logs["master"])
+    assert "botocore" in lines and "Authorization" in err  # the DEBUG output was there to leak the key id
+    for name, text in {"/logs": lines, "stderr": err}.items():
+        for canary in CANARIES:
             assert canary not in text, f"{canary} leaked into {name}"

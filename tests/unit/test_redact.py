@@ -15,7 +15,8 @@ from dynlocust import redact
 
 SECRET = "canary-secret-Zq8vN2pXwY7"
 TOKEN = "canary-token-Hh3kL9mRtB5"
-ENV = {"AWS_SECRET_ACCESS_KEY": SECRET, "AWS_SESSION_TOKEN": TOKEN, "AWS_ACCESS_KEY_ID": "AKIDLOCAL"}
+KEY_ID = "AKIACANARYLOCAL7"
+ENV = {"AWS_SECRET_ACCESS_KEY": SECRET, "AWS_SESSION_TOKEN": TOKEN, "AWS_ACCESS_KEY_ID": KEY_ID}
 
 
 @pytest.mark.parametrize(
@@ -29,16 +30,24 @@ ENV = {"AWS_SECRET_ACCESS_KEY": SECRET, "AWS_SESSION_TOKEN": TOKEN, "AWS_ACCESS_
         ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG", "aws_secret_access_key = ***"),
         ('{"SecretAccessKey": "wJalrX", "SessionToken": "IQoJb3"}', '"SecretAccessKey": "***", "SessionToken": "***"'),
         ("PutItem items-run ok 12 ms", "PutItem items-run ok 12 ms"),
+        ("Credential=ASIAFROMAPROFILE/20260101/us-east-1/dynamodb/aws4_request", "Credential=***/20260101/us-east-1"),
+        ("aws_access_key_id = ASIAFROMAPROFILE", "aws_access_key_id = ***"),
+        ('{"AccessKeyId": "ASIAFROMAROLE", "Expiration": "x"}', '"AccessKeyId": "***", "Expiration"'),
+        (f"using key {KEY_ID}", "using key ***"),
     ],
 )  # fmt: skip
 def test_redact_masks_values_and_credential_fields(line: str, kept: str) -> None:
     out = redact.redact(line, redact.secrets_from(ENV))
     assert kept in out
-    assert SECRET not in out and TOKEN not in out
+    assert SECRET not in out and TOKEN not in out and KEY_ID not in out and "FROMA" not in out
 
 
 def test_short_environment_values_are_not_masked_everywhere() -> None:
     assert redact.secrets_from({"AWS_SECRET_ACCESS_KEY": "abc", "AWS_SESSION_TOKEN": ""}) == ()
+    # a dummy key id (docker compose's `local`) is not a real one: masking it would mask every such word
+    secrets = redact.secrets_from({"AWS_ACCESS_KEY_ID": "local"})
+    assert redact.redact("embedded local endpoint", secrets) == "embedded local endpoint"
+    assert redact.redact("key AKIAIOSFODNN7EXAMPLE, done", secrets) == "key ***, done"  # shaped like a real one
 
 
 def test_filter_masks_formatted_args_and_tracebacks() -> None:
@@ -103,5 +112,5 @@ def test_botocore_debug_output_of_a_signed_request_carries_no_credential(
     text = root_capture.getvalue()
     assert "X-Amz-Security-Token" in text  # botocore did print the header...
     assert "Signature" in text
-    assert SECRET not in text and TOKEN not in text  # ...but not its value
+    assert SECRET not in text and TOKEN not in text and KEY_ID not in text  # ...but not its value
     assert "***" in text

@@ -37,6 +37,8 @@ def test_defaults() -> None:
             Thresholds(late_min=50, late_seconds=0.05),
         ),
         ({"client_dropped_fraction": "0"}, "thresholds", Thresholds(dropped_fraction=0.0)),
+        ({"run_id": "nightly-2026.11_30"}, "run_id", "nightly-2026.11_30"),
+        ({"run_id": "x" * 64}, "run_id", "x" * 64),
     ],
 )
 def test_good_values(options: dict, field: str, value: object) -> None:
@@ -65,3 +67,29 @@ def test_bad_values(options: dict, message: str) -> None:
     with pytest.raises(ConfigurationError) as raised:
         from_options(Namespace(**options))
     assert str(raised.value) == message
+
+
+@pytest.mark.parametrize(
+    "run_id", ["..", ".", "../escape", "a/b", "/abs", "a..b", "-flag", "run id", "r\u00e9", "x" * 65, "a\nb"]
+)
+def test_unsafe_run_ids_are_refused(run_id: str) -> None:
+    with pytest.raises(ConfigurationError) as raised:
+        from_options(Namespace(run_id=run_id))
+    message = str(raised.value)
+    assert message.startswith("--run-id: expected 1 to 64 of letters, digits, '_', '-' or '.'")
+    assert message.endswith(f"found {run_id!r}") and "\n" not in message
+
+
+@pytest.mark.parametrize(("argv", "env", "host"), [([], {}, "127.0.0.1"), (["--web-host", "0.0.0.0"], {}, "0.0.0.0"),
+    ([], {"LOCUST_WEB_HOST": "10.0.0.5"}, "10.0.0.5")])  # fmt: skip
+def test_the_web_ui_defaults_to_loopback_and_stays_overridable(
+    argv: list[str], env: dict[str, str], host: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from locust.argument_parser import get_parser
+
+    import dynlocust.plugin  # noqa: F401 - registers the options on Locust's parser
+
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    options = get_parser(default_config_files=[]).parse_args(["-f", "locustfiles/scenario.py", *argv])
+    assert options.web_host == host

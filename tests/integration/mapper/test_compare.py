@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from dynlocust.mapper.compare import main, run
+from dynlocust.mapper.compare import Bench, main, run
+
+SAMPLE_PAIRS = Path(__file__).with_name("sample_pairs.py")
 
 
 def compare_tables(client: Any) -> list[str]:
@@ -57,3 +60,56 @@ def test_main_errors_exit_2_with_a_message(
 ) -> None:
     assert main(["--endpoint", endpoint.url, *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_pynamodb_adapter_runs_every_reference_row(endpoint: Any, client: Any) -> None:
+    pytest.importorskip("pynamodb")
+    rows = run(endpoint.url, runs=1, repeat=1, adapter="pynamodb")
+    bench_names = [case.name for case in Bench(client, "names-only").cases()]
+    assert [row.name for row in rows] == bench_names and len(rows) == 20
+    for row in rows:
+        assert row.raw_ms[0] > 0 and row.mapper_ms[0] > 0 and row.alloc_ratio > 0
+    assert compare_tables(client) == []
+
+
+def test_main_prints_the_pynamodb_table(endpoint: Any, client: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("pynamodb")
+    argv = ["--endpoint", endpoint.url, "--runs", "1", "--repeat", "1", "--adapter", "pynamodb", "--only", "move"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("mapper (pynamodb) vs raw client, 1 runs x 1 repetitions")
+    assert out[2].startswith("move (read, then delete + put in one transaction)")
+
+
+@pytest.mark.parametrize("spec", ["tests.integration.mapper.sample_pairs", str(SAMPLE_PAIRS)])
+def test_pairs_module_rows_are_measured_and_torn_down(
+    endpoint: Any, client: Any, spec: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--endpoint", endpoint.url, "--runs", "2", "--repeat", "2", "--pairs", spec]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(f"mapper ({spec}) vs raw client, 2 runs x 2 repetitions")
+    assert [line.split("  ")[0] for line in out[2:4]] == ["save a cart", "load a cart"]
+    assert all(line.rstrip().endswith("x") for line in out[2:4])
+    assert compare_tables(client) == []  # teardown deleted the module's table
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--pairs", "no_such_pairs_module"], "compare --pairs no_such_pairs_module: expected an importable module"),
+        (["--pairs", "json"], "compare --pairs json: expected a function pairs(context), found none"),
+        (["--pairs", "missing/pairs.py"], "expected a Python file, found no file at missing/pairs.py"),
+        (["--pairs", str(SAMPLE_PAIRS), "--adapter", "pynamodb"], "expected either --adapter or --pairs"),
+        (["--adapter", "sqlalchemy"], "argument --adapter: invalid choice: 'sqlalchemy'"),
+    ],
+)
+def test_pairs_and_adapter_errors_exit_2(
+    endpoint: Any, argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    try:
+        code = main(["--endpoint", endpoint.url, *argv])
+    except SystemExit as exc:  # argparse's own usage errors
+        code = exc.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err

@@ -346,7 +346,7 @@ def test_batch_get_and_write(client: Any) -> None:
     )
     assert sorted(int(it["sk"]["N"]) for it in r["Responses"]["tab1"]) == list(range(0, 25, 3))
     assert r["UnprocessedKeys"] == {}
-    assert r["ConsumedCapacity"] == [{"TableName": "tab1", "CapacityUnits": 5.0, "ReadCapacityUnits": 5.0}]
+    assert r["ConsumedCapacity"] == [{"TableName": "tab1", "CapacityUnits": 5.0}]
     r = client.batch_write_item(
         RequestItems={"tab1": [{"DeleteRequest": {"Key": {"pk": {"S": "b"}, "sk": {"N": str(i)}}}} for i in range(5)]}
     )
@@ -468,7 +468,8 @@ def test_expression_names_and_values_must_be_used(client: Any) -> None:
     assert error_of(exc) == (
         400,
         "ValidationException",
-        "Value provided in ExpressionAttributeValues unused in expressions: keys: {:x}",
+        # PutItem words it with the aggregate prefix (moto's aws_verified test_put_item_unused_attributes)
+        "1 validation error detected: Value provided in ExpressionAttributeValues unused in expressions: keys: {:x}",
     )
     with pytest.raises(ClientError) as exc:
         client.get_item(

@@ -8,11 +8,12 @@ import time
 import zlib
 from typing import Any
 
+import boto3
 import pytest
 from botocore.exceptions import ClientError
 
 from dynlocust.local.embedded import serve_in_thread
-from tests.unit.local.conftest import create_table, error_of
+from tests.unit.local.conftest import CONFIG, CREDS, create_table, error_of
 
 
 def raw(port: int, target: str | None, body: bytes, path: str = "/", method: str = "POST") -> tuple[int, dict, Any]:
@@ -99,7 +100,9 @@ ITEM_KEY = {"pk": {"S": "a"}, "sk": {"N": "1"}}
             ),
             400,
             "ValidationException",
-            "Too many items requested for the BatchGetItem call",
+            # one table over 100 keys: the per-table member constraint (over 100 across tables: "Too many items")
+            "1 validation error detected: Value at 'requestItems.tab1.member.keys' failed to satisfy constraint: "
+            "Member must have length less than or equal to 100",
         ),
         (
             lambda c: c.transact_write_items(
@@ -121,7 +124,7 @@ ITEM_KEY = {"pk": {"S": "a"}, "sk": {"N": "1"}}
             400,
             "ValidationException",
             "1 validation error detected at 'transactItems' failed to satisfy constraint: "
-            "Member must have length less than or equal to 100",
+            "Member must have length less than or equal to 100.",
         ),
         (
             lambda c: c.query(
@@ -204,7 +207,12 @@ def test_stats_endpoint_counts_and_resets(client: Any, endpoint: Any) -> None:
     assert stats["tables"]["-"]["ListTables"]["ok"] == 1
     status, _, _ = raw(endpoint.port, None, b"", path="/_dynlocust/reset-stats")
     assert status == 200
-    assert endpoint.stats() == {"requests_total": 0, "tables": {}}
+    assert endpoint.stats() == {
+        "requests_total": 0,
+        "max_request_seconds": 0.0,
+        "max_request_cpu_seconds": 0.0,
+        "tables": {},
+    }
 
 
 def test_create_describe_update_delete(client: Any) -> None:
@@ -418,3 +426,199 @@ def test_number_limits(client: Any, value: str, message: str) -> None:
         client.put_item(TableName="tab1", Item={**ITEM_KEY, "n": {"N": value}})
     assert error_of(exc) == (400, "ValidationException", message)
     client.put_item(TableName="tab1", Item={**ITEM_KEY, "n": {"N": "1" * 38 + "0" * 80}})
+
+
+# ---------------------------------------------------------------- conformance (issue 15): moto's suite, aws_verified
+def test_key_size_limits_are_enforced(client: Any) -> None:
+    create_table(client, range_type="S")
+    client.put_item(TableName="tab1", Item={"pk": {"S": "x" * 2048}, "sk": {"S": "y" * 1024}})
+    with pytest.raises(ClientError) as exc:
+        client.put_item(TableName="tab1", Item={"pk": {"S": "x" * 2049}, "sk": {"S": "y"}})
+    assert error_of(exc)[2].endswith("Size of hashkey has exceeded the maximum size limit of2048 bytes")
+    with pytest.raises(ClientError) as exc:
+        client.update_item(TableName="tab1", Key={"pk": {"S": "x"}, "sk": {"S": "é" * 513}})
+    assert error_of(exc)[2].endswith("Aggregated size of all range keys has exceeded the size limit of 1024 bytes")
+    with pytest.raises(ClientError) as exc:
+        client.query(TableName="tab1", KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": ""}})
+    assert error_of(exc)[2].endswith("cannot contain an empty string value. Key: pk")
+
+
+def test_table_arn_is_accepted_as_table_name(client: Any) -> None:
+    arn = create_table(client, range_type=None)["TableDescription"]["TableArn"]
+    client.put_item(TableName=arn, Item={"pk": {"S": "a"}})
+    assert client.get_item(TableName=arn, Key={"pk": {"S": "a"}})["Item"] == {"pk": {"S": "a"}}
+    got = client.batch_get_item(RequestItems={arn: {"Keys": [{"pk": {"S": "a"}}]}})["Responses"]
+    assert got == {arn: [{"pk": {"S": "a"}}]}
+    assert client.describe_table(TableName=arn)["Table"]["TableName"] == "tab1"
+    with pytest.raises(ClientError) as exc:
+        client.get_item(TableName=arn.replace("tab1", "nope"), Key={"pk": {"S": "a"}})
+    assert error_of(exc)[1] == "ResourceNotFoundException"
+
+
+def test_expression_checks_come_before_parsing_and_lookup(client: Any) -> None:
+    create_table(client, range_type=None)
+    cases = [
+        (
+            {"FilterExpression": "", "KeyConditionExpression": "pk = sth"},
+            "Invalid FilterExpression: The expression can not be empty;",
+        ),
+        (
+            {"KeyConditionExpression": "(#0 = x)", "ExpressionAttributeNames": {"#0": "pk", "#c": "c"}},
+            "Value provided in ExpressionAttributeNames unused in expressions: keys: {#c}",
+        ),
+        (
+            {"KeyConditionExpression": "pk = loc", "ExpressionAttributeValues": {"loc": {"S": "a"}}},
+            'ExpressionAttributeValues contains invalid key: Syntax error; key: "loc"',
+        ),
+    ]
+    for params, expected in cases:
+        with pytest.raises(ClientError) as exc:
+            client.query(TableName="tab1", **params)
+        assert error_of(exc) == (400, "ValidationException", expected)
+    with pytest.raises(ClientError) as exc:
+        client.update_item(
+            TableName="tab1",
+            Key={"pk": {"S": "a"}},
+            UpdateExpression="ADD s :e",
+            ExpressionAttributeValues={":e": {"SS": []}},
+        )
+    assert error_of(exc)[2] == (
+        "1 validation error detected: One or more parameter values were invalid: An string set  may not be empty"
+    )
+    with pytest.raises(ClientError) as exc:  # the request is refused before the (missing) table is looked up
+        client.batch_get_item(
+            RequestItems={"missing": {"Keys": [{"pk": {"S": "a"}}], "ExpressionAttributeNames": {"#c": "c"}}}
+        )
+    assert error_of(exc)[1] == "ValidationException"
+
+
+def test_wrong_json_types_and_malformed_legacy_parameters_are_400(endpoint: Any) -> None:
+    port = int(endpoint.url.rsplit(":", 1)[1])
+    target = "DynamoDB_20120810."
+    status, _, body = raw(port, target + "DescribeTable", b'{"TableName": true}')
+    assert (status, body["__type"].split("#")[1]) == (400, "SerializationException")
+    for op, payload in [
+        ("PutItem", {"TableName": "t", "Item": {"pk": {"S": "a"}}, "Expected": "x"}),
+        ("UpdateItem", {"TableName": "t", "Key": {"pk": {"S": "a"}}, "AttributeUpdates": 1}),
+        ("Query", {"TableName": "t", "KeyConditions": "pk"}),
+        ("PutItem", {"TableName": "t", "Item": {"pk": {"S": "a"}}, "Expected": {"a": "x"}}),
+        ("UpdateItem", {"TableName": "t", "Key": {"pk": {"S": "a"}}, "AttributeUpdates": {"a": {"Action": "PUT"}}}),
+    ]:
+        status, _, body = raw(port, target + op, json.dumps(payload).encode())
+        assert status == 400, (op, payload, body)
+
+
+def test_legacy_parameters_the_service_accepts(client: Any) -> None:
+    create_table(client, range_type=None)
+    client.put_item(TableName="tab1", Item={"pk": {"S": "a"}, "l": {"L": [{"N": "1"}]}, "v": {"S": "x"}})
+    client.update_item(
+        TableName="tab1",
+        Key={"pk": {"S": "a"}},
+        AttributeUpdates={"l": {"Action": "ADD", "Value": {"L": [{"N": "2"}]}}},
+        Expected={"v": {"ComparisonOperator": "EQ", "Value": {"S": "x"}}},
+    )
+    item = client.get_item(TableName="tab1", Key={"pk": {"S": "a"}})["Item"]
+    assert item["l"] == {"L": [{"N": "1"}, {"N": "2"}]}
+
+
+def test_update_expression_conformance(client: Any) -> None:
+    create_table(client, range_type=None)
+    client.put_item(
+        TableName="tab1",
+        Item={
+            "pk": {"S": "a"},
+            "a": {"M": {"b": {"L": [{"S": "x"}]}, "c": {"N": "1"}}},
+            "n": {"L": [{"N": "1"}, {"N": "2"}]},
+        },
+    )
+    out = client.update_item(
+        TableName="tab1",
+        Key={"pk": {"S": "a"}},
+        UpdateExpression="SET a.d = list_append(a.b, :i), a.e = ((n[1]) + (a.c))",
+        ExpressionAttributeValues={":i": {"L": [{"S": "y"}]}},
+        ReturnValues="UPDATED_NEW",
+    )
+    assert out["Attributes"] == {"a": {"M": {"d": {"L": [{"S": "x"}, {"S": "y"}]}, "e": {"N": "3"}}}}
+    with pytest.raises(ClientError) as exc:
+        client.put_item(TableName="tab1", Item={"pk": {"S": "b"}}, ConditionExpression="((attribute_not_exists(pk)))")
+    assert error_of(exc)[2] == "Invalid ConditionExpression: The expression has redundant parentheses;"
+
+
+def test_describe_shapes_and_tag_paging(client: Any) -> None:
+    t = create_table(
+        client,
+        range_type=None,
+        BillingMode="PROVISIONED",
+        ProvisionedThroughput={"ReadCapacityUnits": 1, "WriteCapacityUnits": 1},
+        SSESpecification={"Enabled": True, "SSEType": "KMS"},
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"},
+    )["TableDescription"]
+    assert t["BillingModeSummary"] == {"BillingMode": "PROVISIONED"}
+    assert t["SSEDescription"]["Status"] == "ENABLED" and t["SSEDescription"]["KMSMasterKeyArn"].startswith(
+        "arn:aws:kms"
+    )
+    assert t["LatestStreamArn"] == f"{t['TableArn']}/stream/{t['LatestStreamLabel']}"
+    client.tag_resource(ResourceArn=t["TableArn"], Tags=[{"Key": f"k{i}", "Value": "v"} for i in range(11)])
+    page = client.list_tags_of_resource(ResourceArn=t["TableArn"])
+    assert len(page["Tags"]) == 10
+    rest = client.list_tags_of_resource(ResourceArn=t["TableArn"], NextToken=page["NextToken"])
+    assert len(rest["Tags"]) == 1 and "NextToken" not in rest
+
+
+def test_multi_attribute_gsi_keys(client: Any) -> None:
+    gsi = {
+        "IndexName": "gsi",
+        "KeySchema": [
+            {"AttributeName": "a", "KeyType": "HASH"},
+            {"AttributeName": "b", "KeyType": "HASH"},
+            {"AttributeName": "s1", "KeyType": "RANGE"},
+            {"AttributeName": "s2", "KeyType": "RANGE"},
+        ],
+        "Projection": {"ProjectionType": "KEYS_ONLY"},
+    }
+    t = create_table(client, range_type=None, gsis=[gsi], extra_attrs={"a": "S", "b": "S", "s1": "S", "s2": "N"})
+    assert t["TableDescription"]["GlobalSecondaryIndexes"][0]["KeySchema"] == gsi["KeySchema"]
+    rows = [("1", "x", 3), ("2", "x", 1), ("3", "y", 2), ("4", "x", 2)]
+    for pk, s1, s2 in rows:
+        item = {"pk": {"S": pk}, "a": {"S": "A"}, "b": {"S": "B"}, "s1": {"S": s1}, "s2": {"N": str(s2)}}
+        client.put_item(TableName="tab1", Item=item)
+    client.put_item(TableName="tab1", Item={"pk": {"S": "5"}, "a": {"S": "A"}, "b": {"S": "B"}, "s1": {"S": "x"}})
+    values = {":a": {"S": "A"}, ":b": {"S": "B"}, ":x": {"S": "x"}, ":n": {"N": "1"}}
+
+    def query(kce: str, **kw: Any) -> list[str]:
+        used = {k: v for k, v in values.items() if k in kce}
+        out = client.query(
+            TableName="tab1", IndexName="gsi", KeyConditionExpression=kce, ExpressionAttributeValues=used, **kw
+        )
+        return [i["pk"]["S"] for i in out["Items"]]
+
+    assert query("a = :a AND b = :b") == ["2", "4", "1", "3"]  # sorted by s1 then s2; item 5 lacks s2
+    assert query("a = :a AND b = :b AND s1 = :x AND s2 > :n") == ["4", "1"]
+    page = client.query(
+        TableName="tab1",
+        IndexName="gsi",
+        KeyConditionExpression="a = :a AND b = :b",
+        ExpressionAttributeValues={":a": values[":a"], ":b": values[":b"]},
+        Limit=2,
+    )
+    assert set(page["LastEvaluatedKey"]) == {"pk", "a", "b", "s1", "s2"}
+    with pytest.raises(ClientError) as exc:
+        query("a = :a AND b = :b AND s2 > :n")  # skips s1
+    assert "s1" in error_of(exc)[2]
+    with pytest.raises(ClientError) as exc:
+        query("a = :a AND s1 = :x")  # misses the second partition attribute
+    assert "b" in error_of(exc)[2]
+
+
+def test_tables_are_namespaced_by_region(endpoint: Any, client: Any) -> None:
+    other = boto3.client("dynamodb", endpoint_url=endpoint.url, config=CONFIG, **{**CREDS, "region_name": "eu-west-1"})
+    arn = create_table(other, range_type=None)["TableDescription"]["TableArn"]
+    assert arn.startswith("arn:aws:dynamodb:eu-west-1:")
+    assert other.list_tables()["TableNames"] == ["tab1"]
+    assert client.list_tables()["TableNames"] == []
+    with pytest.raises(ClientError) as exc:
+        client.describe_table(TableName="tab1")
+    assert error_of(exc)[1] == "ResourceNotFoundException"
+    create_table(client, range_type=None)  # the same name in another region is another table
+    client.put_item(TableName="tab1", Item={"pk": {"S": "here"}})
+    assert other.scan(TableName="tab1")["Items"] == []

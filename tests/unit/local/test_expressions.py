@@ -372,7 +372,7 @@ def test_update_parse_errors(expr: str, message: str) -> None:
 
 
 UPDATE_RUNTIME_ERRORS = [
-    ("SET n = s + :1", "Invalid UpdateExpression: An operand in the update expression has an incorrect data type"),
+    ("SET n = s + :1", "An operand in the update expression has an incorrect data type"),
     ("SET n = absent + :1", "The provided expression refers to an attribute that does not exist in the item"),
     ("SET a = n, b = a", "The provided expression refers to an attribute that does not exist in the item"),
     ("SET n = absent", "The provided expression refers to an attribute that does not exist in the item"),
@@ -823,3 +823,72 @@ def test_updates_agree_with_moto() -> None:
         )
         succeeded += 1
     assert succeeded > 400 and failed > 400
+
+
+# -- issue 16: size, nesting and overlap checks stay bounded -------------------------------------------------------
+def test_overlap_check_is_linear_in_the_number_of_paths() -> None:
+    from dynlocust.local.expressions import _check_overlaps
+
+    paths: list[tuple[str | int, ...]] = [(f"a{i}", "b", i) for i in range(50_000)]
+    _check_overlaps(paths, "ProjectionExpression")  # all distinct: 1.25e9 pairs were compared before
+    with pytest.raises(ExpressionError, match=r"path one: \[a7, b, \[7\]\], path two: \[a7, b\]"):
+        _check_overlaps([*paths, ("a7", "b")], "ProjectionExpression")
+
+
+@pytest.mark.parametrize(
+    ("expr", "message"),
+    [
+        (
+            "a.b, c, a",
+            "Two document paths overlap with each other; must remove or rewrite one of these paths; "
+            "path one: [a, b], path two: [a]",
+        ),
+        (
+            "a, c, a.b",
+            "Two document paths overlap with each other; must remove or rewrite one of these paths; "
+            "path one: [a], path two: [a, b]",
+        ),
+        (
+            "c, c",
+            "Two document paths overlap with each other; must remove or rewrite one of these paths; "
+            "path one: [c], path two: [c]",
+        ),
+        (
+            "a.b, a[1]",
+            "Two document paths conflict with each other; must remove or rewrite one of these paths; "
+            "path one: [a, b], path two: [a, [1]]",
+        ),
+        (
+            "x.a.b, y, x.a[0].c",
+            "Two document paths conflict with each other; must remove or rewrite one of these "
+            "paths; path one: [x, a, b], path two: [x, a, [0], c]",
+        ),
+    ],
+)
+def test_overlap_and_conflict_messages(expr: str, message: str) -> None:
+    with pytest.raises(ExpressionError) as exc:
+        parse_projection(expr, None)
+    assert str(exc.value) == "Invalid ProjectionExpression: " + message
+
+
+def test_distinct_siblings_do_not_overlap() -> None:
+    p = parse_projection("a.b, a.c, a.d[0], x[1], x[2]", None)
+    assert len(p.paths) == 5
+
+
+def test_expression_size_counts_utf8_bytes() -> None:
+    with pytest.raises(ExpressionError, match="Syntax error"):
+        parse_condition("é" * 2000, None, None)  # 4,000 bytes: parsed (and refused as syntax)
+    with pytest.raises(ExpressionError) as exc:
+        parse_condition("é" * 2100, None, None)
+    assert str(exc.value) == (
+        "Invalid ConditionExpression: Expression size has exceeded the maximum allowed size; expression size: 4200"
+    )
+
+
+def test_long_flat_or_chain_evaluates_without_recursion() -> None:
+    cond = parse_condition(" OR ".join(["a = :v"] * 300), None, {":v": {"S": "x"}})
+    assert cond.evaluate({"a": {"S": "x"}}) is True
+    assert cond.evaluate({"a": {"S": "y"}}) is False
+    both = parse_condition(" AND ".join(["NOT a = :w"] * 200), None, {":w": {"S": "z"}})
+    assert both.evaluate({"a": {"S": "x"}}) is True

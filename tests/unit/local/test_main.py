@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from dynlocust.local.__main__ import build_parser, config_from_args, main
+from tests.support.scenarios import put_scenario, write_scenario
 
 
 def test_defaults() -> None:
@@ -26,9 +27,34 @@ def test_options_map_to_config() -> None:
     assert (cfg.port, cfg.capacity, cfg.capacity_scale, cfg.time_scale, cfg.create_delay) == (0, False, 0.5, 10.0, 2.0)
 
 
+def test_connection_limits_map_to_config() -> None:
+    defaults = build_parser().parse_args([])
+    assert (defaults.idle_timeout, defaults.max_connections) == (60.0, 1000)
+    argv = "--header-timeout 1.5 --body-timeout 2 --idle-timeout 3 --max-connections 7 --max-buffered-bytes 1000"
+    args = build_parser().parse_args(argv.split())
+    cfg = config_from_args(args)
+    assert (cfg.header_timeout, cfg.body_timeout, cfg.idle_timeout, cfg.max_connections, cfg.max_buffered_bytes) == (
+        1.5,
+        2.0,
+        3.0,
+        7,
+        1000,
+    )
+
+
 @pytest.mark.parametrize(
     "argv",
-    [["--port", "abc"], ["--port", "70000"], ["--capacity-scale", "0"], ["--create-delay", "-1"], ["--bogus"]],
+    [
+        ["--port", "abc"],
+        ["--port", "70000"],
+        ["--capacity-scale", "0"],
+        ["--create-delay", "-1"],
+        ["--bogus"],
+        ["--header-timeout", "0"],
+        ["--idle-timeout", "nan"],
+        ["--max-connections", "1.5"],
+        ["--max-buffered-bytes", "-1"],
+    ],
 )
 def test_bad_options_exit_2_with_one_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
@@ -59,3 +85,22 @@ def test_unwritable_ready_file_is_a_clean_error(tmp_path: Path, capsys: pytest.C
     bad = tmp_path / "missing-dir" / "ready"
     assert main(["--port", "0", "--no-capacity", "--ready-file", str(bad)]) == 2
     assert "cannot write --ready-file" in capsys.readouterr().err
+
+
+def test_a_scenario_gives_its_local_scales_and_explicit_options_override(tmp_path: Path) -> None:
+    scenario = write_scenario(tmp_path, put_scenario("s", "steps: [{rate: 10, window: 1s}]", capacity_scale=0.1))
+    cfg = config_from_args(build_parser().parse_args(["--scenario", str(scenario)]))
+    assert (cfg.capacity_scale, cfg.time_scale) == (0.1, 1.0)
+    cfg = config_from_args(build_parser().parse_args(["--scenario", str(scenario), "--capacity-scale", "0.5"]))
+    assert (cfg.capacity_scale, cfg.time_scale) == (0.5, 1.0)
+    assert config_from_args(build_parser().parse_args([])).capacity_scale == 1.0
+
+
+def test_a_remote_scenario_is_a_clean_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = put_scenario("s", "steps: [{rate: 10, window: 1s}]").replace(
+        "target: {local: {capacity_scale: 1.0}}", "target: remote\nlimits: {max_requests: 10, max_cost_dollars: 1}"
+    )
+    scenario = write_scenario(tmp_path, text)
+    assert main(["--port", "0", "--scenario", str(scenario)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "expected target.local" in err and str(scenario) in err

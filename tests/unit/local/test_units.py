@@ -55,7 +55,7 @@ def test_consumed_render_modes() -> None:
     c.add_table(2.0)
     c.add_gsi("g", 1.0)
     assert c.render(None) is None
-    assert c.render("TOTAL") == {"TableName": "t", "CapacityUnits": 3.0, "WriteCapacityUnits": 3.0}
+    assert c.render("TOTAL") == {"TableName": "t", "CapacityUnits": 3.0}
     full = c.render("INDEXES")
     assert full is not None
     assert full["Table"]["CapacityUnits"] == 2.0

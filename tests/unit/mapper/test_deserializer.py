@@ -138,3 +138,29 @@ def test_round_trip_through_our_serializer() -> None:
     back = OURS.deserialize_item(Serializer().serialize_item(item))
     assert back == {**item, "i": Decimal(3)}
     assert str(back["n"]) == "1.50"
+
+
+@pytest.mark.parametrize(
+    "wire",
+    [
+        {"SS": ["a"], "N": "1"},
+        {"N": "1", "S": "x"},
+        {"S": "x", "N": "1"},
+        {"M": {}, "L": []},
+        {"BOOL": True, "S": "x"},
+        {"NULL": True, "N": "1"},
+    ],
+    ids=repr,
+)
+def test_a_value_with_several_type_keys_is_refused(wire: dict[str, Any]) -> None:
+    for value in (wire, {"M": {"a": wire}}, {"L": [wire]}, {"L": [{"L": [wire]}]}):
+        with pytest.raises(DeserializationError) as raised:
+            OURS.deserialize(value)
+        assert "exactly one type key" in str(raised.value) and "found" in str(raised.value)
+        with pytest.raises(DeserializationError):
+            OURS.deserialize_item({"a": value})
+    deep: dict[str, Any] = wire
+    for _ in range(3000):  # the explicit-stack path too
+        deep = {"L": [deep]}
+    with pytest.raises(DeserializationError):
+        OURS.deserialize(deep)

@@ -141,6 +141,14 @@ def test_generated_codec_matches_the_generic_path(thing: Thing) -> None:
         from_wire({"id": {"S": "a"}})
 
 
+def test_generated_codec_refuses_a_string_field_with_several_type_keys() -> None:
+    from dynlocust.mapper import DeserializationError, Deserializer, Serializer
+
+    _, from_wire, _, _ = MODEL.codec(Serializer().serialize, Deserializer().deserialize)
+    with pytest.raises(DeserializationError, match="exactly one type key"):
+        from_wire({"id": {"S": "a", "N": "1"}, "n": {"N": "1"}})
+
+
 def test_generated_keys() -> None:
     from dynlocust.mapper import Deserializer, Serializer
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from dynlocust.report import build, csvout, html, markdown, plots
-from dynlocust.report.table import format_window_table
+from dynlocust.report.table import COLUMNS, format_window_table
 from dynlocust.results import ResultsError
 from dynlocust.windows import VERDICTS
 
@@ -377,3 +377,56 @@ def test_the_verdict_its_evidence_and_the_conclusion_reach_every_format(tmp_path
         ("throttled;client-bound", "service", "cpu", "1"),
     ]
     assert rows[1]["cpu"] == "0.970" and rows[1]["ran_fraction"] == "1.0000" and rows[1]["due"] == "20"
+
+
+HOSTILE = '=HYPERLINK("http://x")|<img src=x onerror=alert(1)>\n| forged | row |\r`code`'
+
+
+def _hostile_report(tmp_path: Path) -> build.RunReport:
+    """The complete run with text fields rewritten as someone editing a results file (or a service error) could."""
+    records = _records(COMPLETE)
+    for r in records:
+        if r["type"] == "run":
+            r.update(run_id=HOSTILE, scenario=HOSTILE)
+            for w in r["windows"]:
+                w["phase"] = HOSTILE
+        elif r["type"] == "window":
+            r.update(verdict=HOSTILE, phase=HOSTILE, slo_failures=[HOSTILE])
+            for tally in [r["summary"], *r["bins"]]:
+                tally["throttled_by"] = {f"@SUM(1)|{HOSTILE}": 3, f"-1+2|{HOSTILE}": 1}
+        elif r["type"] == "end":
+            r.update(abort_reason=HOSTILE, exit_code=HOSTILE)
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return build.load_report(path)
+
+
+def test_markdown_escapes_text_copied_from_the_results(tmp_path: Path) -> None:
+    report = _hostile_report(tmp_path)
+    text = markdown.render(report)
+    assert "<img" not in text and "<script" not in text.lower()
+    assert "| forged | row |" not in text and "\r" not in text
+    assert HOSTILE.split("\n")[0] not in text  # the pipe after the formula is escaped
+    rows = [line for line in text.splitlines() if line.startswith("|")]
+    # the two tables' headers, separators and rows (4 windows, 2 throttle reasons): no forged row
+    assert len(rows) == (2 + len(report.windows)) + (2 + 2)
+    for line in rows:  # every row keeps its columns: the unescaped pipes are the separators only
+        assert line.replace("\\|", "").count("|") in (len(COLUMNS) + 1, 4), line
+    assert not any(line.startswith(("| forged", "<", "`")) for line in text.splitlines())
+
+
+def test_csv_neutralizes_formulas_and_keeps_its_columns(tmp_path: Path) -> None:
+    report = _hostile_report(tmp_path)
+    files = csvout.render(report)
+    for name, text in files.items():
+        rows = list(csv.reader(io.StringIO(text)))
+        assert len({len(r) for r in rows}) == 1, name  # quoting kept every row to the header's columns
+        for row in rows[1:]:
+            for cell in row:
+                if cell[:1] in ("=", "+", "-", "@", "\t", "\r"):
+                    float(cell)  # only a number may start so (a negative one); anything else is escaped
+    windows = list(csv.DictReader(io.StringIO(files["windows.csv"])))
+    assert windows[0]["phase"] == "'" + HOSTILE
+    assert windows[0]["verdict"] == "partial"  # a verdict outside the vocabulary is never echoed: read as partial
+    throttles = list(csv.DictReader(io.StringIO(files["throttles.csv"])))
+    assert {r["code"] for r in throttles} == {"'@SUM(1)", "'-1+2"}

@@ -56,4 +56,4 @@ def test_window_rows_show_the_verdicts_evidence_and_worker(tmp_path: Path) -> No
         ("throttled + client-bound", "cpu (worker 1)"),
     ]
     assert (rows[1]["cpu"], rows[1]["sent"], rows[1]["dropped"], rows[1]["pool"]) == ("0.97", "20/20", "0", "0")
-    assert rows[1]["late"] == "0 (> 25 ms)"
+    assert rows[1]["late"] == "0 over 25 ms"

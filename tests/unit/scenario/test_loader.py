@@ -334,6 +334,52 @@ BAD: list[tuple[str, str, int | None, list[str]]] = [
     ),
     ("unknown-table-key", variant("    seed:", "    sead:"), 11, ["unknown key 'sead'; did you mean 'seed'?"]),
     ("unsafe-tag", variant("name: base", "name: !!python/object:os.system base"), 1, ["unsupported YAML"]),
+    # absurd sizes: each refused against a documented maximum
+    (
+        "seed-items-absurd",
+        variant("items: 100,", "items: 1000000000000,"),
+        11,
+        ["tables[0].seed.items", "no greater than 100000000", "found 1000000000000"],
+    ),
+    (
+        "keyspace-absurd",
+        variant("{distribution: uniform}", "{distribution: uniform, keyspace: 1.0e+300}"),
+        14,
+        ["workload.keys.keyspace", "no greater than 1000000000000"],
+    ),
+    (
+        "rate-absurd",
+        variant("rate: 500,", "rate: 1.0e+12,"),
+        20,
+        ["phases[1].steps[0].rate", "no greater than 1000000"],
+    ),
+    ("window-absurd", variant("window: 30s", "window: 1000000h"), 20, ["phases[1].steps[0].window", "at most 7 days"]),
+    ("deadline-absurd", variant("deadline: 8s", "deadline: 1.0e+300"), 22, ["deadline", "at most 7 days"]),
+    (
+        "weight-absurd",
+        variant("{op: put, weight: 9}", "{op: put, weight: 1.0e+308}"),
+        16,
+        ["weight", "no greater than"],
+    ),
+    (
+        "random-seed-absurd",
+        BASE + "random_seed: " + "9" * 30 + "\n",
+        24,
+        ["random_seed", "no greater than 18446744073709551615"],
+    ),
+    ("number-of-5000-digits", BASE + "random_seed: " + "9" * 5000 + "\n", 24, ["a number of at most"]),
+    # documents that would take the loader's time or memory
+    ("huge-file", BASE + "description: '" + "x" * (1024 * 1024) + "'\n", None, ["at most 1,048,576 characters"]),
+    ("deep-nesting", BASE + "description: " + "[" * 5000 + "]" * 5000 + "\n", 24, ["levels of nesting"]),
+    (
+        "alias-bomb",
+        BASE
+        + "description:\n"
+        + "  a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+        + "".join(f"  {chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 10)}]\n" for i in range(8)),
+        None,
+        ["aliases", "expected at most 100,000"],
+    ),
 ]
 
 

@@ -1,0 +1,164 @@
+"""`dynlocust diff BASELINE NEW` and the diff step of `dynlocust run --baseline RESULTS`.
+
+Exit codes: 0 (no significant regression past the gate; a change past it without significance is printed as a
+warning), 2 (refused: malformed, partial or mismatched inputs, in one line), 3 (a significant regression passed
+its bound).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from dynlocust.diff.errors import DiffError
+from dynlocust.diff.gate import DEFAULT_MAPPER_GATE, DEFAULT_RUN_GATE, check, parse_fail_on
+from dynlocust.diff.load import MapperSide, RunSide, Side, load_side
+from dynlocust.diff.mapper import mapper_rendered
+from dynlocust.diff.render import Rendered, console, html, mapper_charts, markdown, run_charts
+from dynlocust.diff.runs import diff_runs
+from dynlocust.report.build import RESULTS_NAME
+
+
+def _describe(side: RunSide) -> str:
+    r = side.report
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(r.t0))
+    return f"{side.source} (run {r.run_id}, scenario {r.scenario}, {started})"
+
+
+def run_rendered(base: RunSide, new: RunSide, fail_on: str | None) -> Rendered:
+    gate_text = fail_on or DEFAULT_RUN_GATE
+    bounds = parse_fail_on(gate_text, "run")
+    result = diff_runs(base, new)
+    left_out = [f"{w} (baseline only)" for w in result.matched.only_base]
+    left_out += [f"{w} (new only)" for w in result.matched.only_new]
+    return Rendered(
+        f"dynlocust diff: scenario {new.report.scenario}",
+        _describe(base),
+        _describe(new),
+        result.cells,
+        check(result.cells, bounds),
+        gate_text,
+        left_out,
+    )
+
+
+def rendered_diff(base: Side, new: Side, fail_on: str | None) -> tuple[Rendered, list[str]]:
+    """The comparison of two loaded sides and its charts; sides of different kinds are refused."""
+    if isinstance(base, RunSide) and isinstance(new, RunSide):
+        return run_rendered(base, new, fail_on), run_charts(base.report, new.report)
+    if isinstance(base, MapperSide) and isinstance(new, MapperSide):
+        rendered = mapper_rendered(base, new, fail_on or DEFAULT_MAPPER_GATE)
+        return rendered, mapper_charts(rendered.cells)
+    raise DiffError(
+        f"refused: expected two run results or two compare files, found a {type(base).__name__[:-4].lower()} "
+        f"baseline ({base.source}) and a {type(new).__name__[:-4].lower()} new side ({new.source})"
+    )
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise DiffError(f"output file {path}: expected to write it, found {exc}") from exc
+
+
+def report(base: Side, new: Side, args: argparse.Namespace) -> int:
+    """Print (and write) the comparison; the gate's exit code."""
+    rendered, charts = rendered_diff(base, new, args.fail_on)
+    if args.markdown:
+        _write(args.markdown, markdown(rendered))
+    if args.html:
+        _write(args.html, html(rendered, charts))
+    sys.stdout.write(markdown(rendered) if args.format == "markdown" else console(rendered))
+    if args.format == "markdown":  # the job log still says what failed, outside the summary
+        for line in [*rendered.gate.failures, *rendered.gate.warnings]:
+            print(("REGRESSION: " if line in rendered.gate.failures else "WARNING: ") + line, file=sys.stderr)
+    return rendered.gate.exit_code
+
+
+def add_output_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--fail-on",
+        default=None,
+        help=f"comma-separated bounds; exit 3 when a significant change passes one (default for runs "
+        f"{DEFAULT_RUN_GATE!r}, for compare files {DEFAULT_MAPPER_GATE!r}; 'none' for no gate)".replace("%", "%%"),
+    )
+    parser.add_argument(
+        "--format", choices=("console", "markdown"), default="console", help="what to print (default console)"
+    )
+    parser.add_argument("--markdown", metavar="FILE", help="also write the comparison as Markdown to FILE")
+    parser.add_argument("--html", metavar="FILE", help="also write it as HTML, both runs' charts overlaid, to FILE")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dynlocust diff",
+        description="Compare two runs (results.jsonl or run directories) or two `compare --save` files: "
+        "exit 3 on a significant regression past --fail-on, 2 when they cannot be compared.",
+    )
+    parser.add_argument("baseline", help="the baseline: results.jsonl, its run directory, or a compare --save file")
+    parser.add_argument("new", help="the new side, of the same kind")
+    add_output_options(parser)
+    return parser
+
+
+def refused(exc: DiffError, args: argparse.Namespace) -> int:
+    """One line on stderr; with ``--format markdown`` the job summary says it too (no number either way)."""
+    print(f"dynlocust diff: error: {exc}", file=sys.stderr)
+    if args.format == "markdown":
+        print(f"## dynlocust diff: refused\n\n:no_entry: {exc}")
+    return exc.exit_code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        base = load_side(args.baseline, "baseline")
+        new = load_side(args.new, "new")
+        return report(base, new, args)
+    except DiffError as exc:
+        return refused(exc, args)
+
+
+# -- `dynlocust run --baseline` --------------------------------------------------------------------------------------
+
+
+def _option(passthrough: list[str], name: str, env: str) -> str | None:
+    for i, arg in enumerate(passthrough):
+        if arg == name and i + 1 < len(passthrough):
+            return passthrough[i + 1]
+        if arg.startswith(name + "="):
+            return arg.split("=", 1)[1]
+    return os.environ.get(env) or None
+
+
+def prepare_run(args: argparse.Namespace, passthrough: list[str]) -> tuple[RunSide, list[str], Path]:
+    """Before the run: load the baseline and check the gate (exit 2 at once if either is bad), and fix the run id
+    so the new results are found afterwards. Returns the baseline, Locust's arguments and the results path."""
+    if args.fail_on is not None:
+        parse_fail_on(args.fail_on, "run")
+    base = load_side(args.baseline, "baseline")
+    if not isinstance(base, RunSide):
+        raise DiffError(f"run --baseline {args.baseline}: expected run results, found a compare file")
+    run_id = _option(passthrough, "--run-id", "DYNLOCUST_RUN_ID")
+    if run_id is None:
+        from dynlocust.hooks import new_run_id
+
+        run_id = new_run_id()
+        passthrough = [*passthrough, "--run-id", run_id]
+    results_dir = _option(passthrough, "--results-dir", "DYNLOCUST_RESULTS_DIR") or "results"
+    return base, passthrough, Path(results_dir) / run_id / RESULTS_NAME
+
+
+def after_run(args: argparse.Namespace, base: RunSide, results: Path, run_code: int) -> int:
+    """After the run: diff it against the baseline. A failed run keeps its own exit code."""
+    print()
+    try:
+        code = report(base, load_side(results, "new"), args)
+    except DiffError as exc:
+        code = refused(exc, args)
+    return run_code or code

@@ -1,0 +1,106 @@
+"""The end of a headless run: the conclusion, the path of the report, and what the exit code means.
+
+Those are the three things a person scrolls to the bottom of a run for. They are printed from Locust's `quit`
+event, the last thing Locust does (after its own summary tables) and the one that carries the process's real exit
+code. `arm` is called once by the run's shutdown (`dynlocust.hooks`) with the closed results file; the report is
+built from that file alone (`dynlocust.report.build`), beside it.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from locust import events
+
+from dynlocust.coordination import EXIT_ABORTED, EXIT_INCOMPLETE, EXIT_OK, EXIT_SLO
+from dynlocust.errors import DynlocustError
+
+EXIT_MEANINGS = {
+    EXIT_OK: "passed: every window closed and every SLO held",
+    DynlocustError.exit_code: "bad input: a scenario, option or set-up the run could not use (see the error above)",
+    EXIT_SLO: "an SLO failed (see 'SLO failed' above)",
+    EXIT_ABORTED: "aborted: stopped by a ceiling or a signal before the plan's end",
+    EXIT_INCOMPLETE: "a worker was lost: its windows are partial",
+}
+"""dynlocust's exit codes (defined in `dynlocust.coordination` and `dynlocust.errors`) in words."""
+
+_FLAGGED = (
+    ("client-bound", "the load generator was the limit"),
+    ("errors", "requests failed other than by throttling"),
+    ("partial", "not fully observed"),
+)
+"""Verdicts whose windows say nothing about DynamoDB's limit, and why."""
+
+_pending: list[tuple[Path, TextIO]] = []
+
+
+def exit_meaning(code: int) -> str:
+    return EXIT_MEANINGS.get(code, "not one of dynlocust's exit codes (set by Locust)")
+
+
+def conclusion(report: Any) -> str | None:
+    """The run's conclusion in one line, from its closed windows' verdicts (a `RunReport`); None if there are none.
+
+    The single place the conclusion comes from: a fuller one replaces this function's body.
+    """
+    windows = report.windows
+    if not windows:
+        return None
+    throttled = [w for w in windows if w.verdict == "throttled"]
+    if throttled:
+        first = throttled[0]
+        parts = [f"DynamoDB throttled from window {first.index} (target {first.summary['target_rate']:,.0f}/s)"]
+    elif all(w.verdict == "ok" for w in windows):
+        parts = [f"no throttles up to {max(w.summary['target_rate'] for w in windows):,.0f}/s"]
+    else:
+        parts = ["no window measured DynamoDB's limit"]
+    peak = max(windows, key=lambda w: w.summary["accepted_per_s"])
+    parts.append(f"{peak.summary['accepted_per_s']:,.1f}/s accepted at best (window {peak.index})")
+    for verdict, why in _FLAGGED:
+        marked = [w.index for w in windows if w.verdict == verdict]
+        if marked:
+            parts.append(f"{verdict} ({why}): windows {marked}")
+    return "; ".join(parts)
+
+
+def arm(options: Any, results_path: Path) -> None:
+    """Print the epilogue of `results_path` when Locust quits, if the run is headless (Locust's parsed `options`).
+
+    With `--json` Locust's stats are the run's stdout, so the epilogue goes to stderr.
+    """
+    if not getattr(options, "headless", False) or any(path == results_path for path, _ in _pending):
+        return
+    _pending.append((results_path, sys.stderr if getattr(options, "json", False) else sys.stdout))
+
+
+def write(results_path: Path, out: TextIO, *, exit_code: int) -> Path | None:
+    """Build the reports beside `results_path` and print the three closing lines; the HTML report's path."""
+    from dynlocust.report.build import build_reports
+
+    report_path: Path | None = None
+    try:
+        built = build_reports(results_path)
+    except Exception as exc:  # the exit code's line must come whatever went wrong here
+        out.write(f"\nreport: not written ({exc})\n")
+    else:
+        report_path = built.files["html"][0]
+        line = conclusion(built.report)
+        if line is not None:
+            out.write(f"\nconclusion: {line}\n")
+        formats = ", ".join(kind for kind, paths in built.files.items() if paths)
+        out.write(f"report: {report_path} ({formats} in {report_path.parent})\n")
+        for reason in built.skipped:
+            out.write(f"report: skipped {reason}\n")
+    out.write(f"exit code {exit_code}: {exit_meaning(exit_code)}\n")
+    out.flush()
+    return report_path
+
+
+def _on_quit(exit_code: int, **_kwargs: Any) -> None:
+    while _pending:
+        write(*_pending.pop(0), exit_code=exit_code)
+
+
+events.quit.add_listener(_on_quit)

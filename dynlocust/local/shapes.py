@@ -1,0 +1,119 @@
+"""The JSON types of every operation's input, from botocore's DynamoDB service model, checked before any handler.
+
+Why: the service deserializes a request against its model first and answers a SerializationException for a value
+of the wrong JSON type, whatever the operation does with it later. Checking once here means no handler ever sees
+`{"TableName": 5}` or `{"Item": []}`, and no such input can reach code that assumes the right type.
+Members the model does not know are left alone (the service ignores them); members sent as JSON null are dropped,
+as the service treats them as absent.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from dynlocust.local import errors
+from dynlocust.local.attrvalues import EMPTY_MESSAGE, check_value
+
+# A compiled shape is a tuple (kind, detail): ("structure", {member: shape}), ("list", shape), ("map", shape),
+# ("av", None) for AttributeValue, or (scalar kind, None).
+Spec = tuple[str, Any]
+_AV: Spec = ("av", None)
+_NUMBERS = (int, float)
+
+
+def _compile(shape: Any, memo: dict[str, Spec]) -> Spec:
+    name = shape.name
+    if name == "AttributeValue":
+        return _AV
+    spec = memo.get(name)
+    if spec is not None:
+        return spec
+    t = shape.type_name
+    if t == "structure":
+        members: dict[str, Spec] = {}
+        spec = memo[name] = ("structure", members)  # registered first: a recursive shape refers to itself
+        for mname, mshape in shape.members.items():
+            members[mname] = _compile(mshape, memo)
+    elif t == "list":
+        spec = ("list", _compile(shape.member, memo))
+    elif t == "map":
+        spec = ("map", _compile(shape.value, memo))
+    else:
+        spec = (t, None)
+    memo[name] = spec
+    return spec
+
+
+def _null_member() -> errors.ServiceError:
+    return errors.validation("One or more parameter values were invalid: a list or map member must not be null")
+
+
+def _check(value: Any, spec: Spec) -> None:
+    kind, detail = spec
+    if kind == "av":
+        check_value(value)
+    elif kind == "structure":
+        if value.__class__ is not dict:
+            raise errors.wrong_json_type(value, "structure")
+        nulls = None
+        for k, v in value.items():
+            member = detail.get(k)
+            if member is None:
+                continue
+            if v is None:
+                nulls = [*(nulls or ()), k]
+                continue
+            _check(v, member)
+        if nulls:
+            for k in nulls:
+                del value[k]
+    elif kind == "string" or kind == "blob":
+        if value.__class__ is not str:
+            raise errors.wrong_json_type(value, kind)
+    elif kind == "list" or kind == "map":
+        if value.__class__ is not (list if kind == "list" else dict):
+            raise errors.wrong_json_type(value, kind)
+        members = value if kind == "list" else value.values()
+        if detail is _AV:  # an item, a key, expression values: the hot case, one call per attribute
+            for v in members:
+                if v.__class__ is dict and len(v) == 1 and v.get("S").__class__ is str:
+                    continue  # a string attribute, the most common kind: no call
+                if v is None:
+                    raise errors.validation(EMPTY_MESSAGE)
+                check_value(v)
+            return
+        for v in members:
+            if v is None:
+                raise _null_member()
+            _check(v, detail)
+    elif kind == "boolean":
+        if value.__class__ is not bool:
+            raise errors.wrong_json_type(value, "boolean")
+    elif kind == "timestamp":
+        if value.__class__ is bool or not isinstance(value, (*_NUMBERS, str)):
+            raise errors.wrong_json_type(value, "timestamp")
+    elif value.__class__ is bool or not isinstance(value, _NUMBERS):  # integer, long, double, float
+        raise errors.wrong_json_type(value, kind)
+
+
+@cache
+def operation_shapes() -> dict[str, Spec]:
+    """Operation name -> compiled input shape; built once per process (loading the model takes ~0.3 s)."""
+    import botocore.session
+
+    model = botocore.session.get_session().get_service_model("dynamodb")
+    memo: dict[str, Spec] = {}
+    ops: dict[str, Spec] = {}
+    for op in model.operation_names:
+        shape = model.operation_model(op).input_shape
+        if shape is not None:
+            ops[op] = _compile(shape, memo)
+    return ops
+
+
+def check_request(shapes: dict[str, Spec], op: str, req: dict[str, Any]) -> None:
+    """Raise the service's SerializationException if a member of `req` has the wrong JSON type for `op`."""
+    spec = shapes.get(op)
+    if spec is not None:
+        _check(req, spec)

@@ -1,0 +1,181 @@
+"""From `pip install dynlocust` to a first result: shipped scenarios by name, `dynlocust init`, the run's epilogue.
+
+The slow tests build the wheel, install it into a fresh virtual environment outside the repository and run the
+commands a new user would, from empty directories: nothing of the checkout is on the path.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from dynlocust.coordination import EXIT_OK, EXIT_SLO
+from dynlocust.epilogue import exit_meaning
+from dynlocust.scenario.catalog import shipped_names
+from dynlocust.starter import FILES_DIR, STARTER_FILES
+from tests.support.runs import ROOT
+
+CLI = [sys.executable, "-m", "dynlocust.cli"]
+REPORT_LINE = re.compile(r"^report: (\S+) \(", re.MULTILINE)
+
+
+def cli(*args: str, cwd: Path = ROOT, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([*CLI, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def test_scenarios_lists_each_shipped_one_with_its_target_and_first_sentence() -> None:
+    proc = cli("scenarios")
+    assert proc.returncode == 0, proc.stderr
+    rows = {line.split()[0]: line.split(maxsplit=2)[1:] for line in proc.stdout.splitlines()}
+    assert sorted(rows) == shipped_names()
+    assert rows["quickstart"] == ["local", "A one-minute rehearsal on the embedded local endpoint."]
+    assert rows["write-ceiling"][0] == "remote"
+
+
+def test_validate_takes_bare_names_too() -> None:
+    proc = cli("validate", "hot-key", "scenarios/quickstart.yaml")
+    assert proc.returncode == 0, proc.stderr
+    assert "hot-key" in proc.stdout and "quickstart" in proc.stdout
+
+
+def test_an_unknown_bare_name_is_one_line_naming_the_shipped_ones(tmp_path: Path) -> None:
+    proc = cli("run", "quickstrat", "--results-dir", str(tmp_path), cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stdout == "" and "Traceback" not in proc.stderr
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith("dynlocust: error: quickstrat: expected a scenario file or a shipped scenario (")
+    assert all(name in line for name in shipped_names())
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_init_refuses_to_overwrite_then_force_does(tmp_path: Path) -> None:
+    target = tmp_path / "starter"
+    first = cli("init", str(target))
+    assert first.returncode == 0, first.stderr
+    assert sorted(p.name for p in target.iterdir()) == sorted(STARTER_FILES)
+    (target / "locustfile.py").write_text("# my own work\n")
+    (target / "README.md").unlink()
+
+    refused = cli("init", str(target))
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "locustfile.py" in refused.stderr and "--force" in refused.stderr
+    assert (target / "locustfile.py").read_text() == "# my own work\n"
+    assert not (target / "README.md").exists()  # a refusal writes nothing at all
+
+    forced = cli("init", str(target), "--force")
+    assert forced.returncode == 0, forced.stderr
+    for name in STARTER_FILES:
+        assert (target / name).read_bytes() == (FILES_DIR / name).read_bytes()
+
+
+# -- the wheel, installed as a user would ---------------------------------------------------------------------
+
+
+class Installed:
+    def __init__(self, venv: Path, work: Path) -> None:
+        self.bin = venv / "bin"
+        self.work = work
+        self.env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+        self.env["DYNLOCUST_METRICS_PORT"] = "0"  # no fixed port: other runs share this machine
+
+    def run(self, *argv: str, cwd: Path, timeout: float) -> subprocess.CompletedProcess[str]:
+        command = [str(self.bin / argv[0]), *argv[1:]]
+        return subprocess.run(command, cwd=cwd, env=self.env, capture_output=True, text=True, timeout=timeout)
+
+    def empty_dir(self, name: str) -> Path:
+        path = self.work / name
+        path.mkdir()
+        return path
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
+    work = tmp_path_factory.mktemp("wheel")
+    source = work / "source"  # a copy, so the build leaves nothing in the checkout
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, source / name)
+    for name in ("dynlocust", "scenarios"):
+        shutil.copytree(ROOT / name, source / name, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
+    quiet = {"capture_output": True, "text": True, "timeout": 600}
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(work), str(source)], **quiet
+    )
+    assert built.returncode == 0, built.stderr[-3000:]
+    (wheel,) = work.glob("dynlocust-*.whl")
+    venv = work / "venv"
+    made = subprocess.run([sys.executable, "-m", "venv", str(venv)], **quiet)
+    assert made.returncode == 0, made.stderr
+    pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)], **quiet)
+    assert pip.returncode == 0, pip.stderr[-3000:]
+    yield Installed(venv, work)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_the_wheel_runs_the_quickstart_by_name_from_an_empty_directory(installed: Installed) -> None:
+    here = installed.empty_dir("first-run")
+    where = installed.run("python", "-c", "import dynlocust; print(dynlocust.__file__)", cwd=here, timeout=60)
+    assert where.stdout.startswith(str(installed.work / "venv")), where.stdout  # the wheel, not the checkout
+
+    proc = installed.run("dynlocust", "run", "quickstart", cwd=here, timeout=300)
+    # 3: the quickstart's p99 SLO can fail on a loaded machine; either way the run completed and said so
+    assert proc.returncode in (EXIT_OK, EXIT_SLO), proc.stderr[-3000:]
+    assert "| window | target/s |" in proc.stdout
+    # the run ends with the conclusion, the report's path (PNG skipped: no report extra) and the exit code's meaning
+    tail = proc.stdout.strip().splitlines()[-4:]
+    assert tail[0].startswith("conclusion: ") and tail[1].startswith("report: "), tail
+    assert tail[2].startswith("report: skipped PNG plots: expected matplotlib (pip install 'dynlocust[report]')")
+    assert tail[3] == f"exit code {proc.returncode}: {exit_meaning(proc.returncode)}"
+    (report,) = REPORT_LINE.findall(proc.stdout)
+    assert (here / report).is_file()
+    assert (here / report).parent.parent.joinpath("results.jsonl").is_file()  # the report sits beside the results
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_the_starter_runs_as_written(installed: Installed) -> None:
+    here = installed.empty_dir("starter")
+    assert installed.run("dynlocust", "init", cwd=here, timeout=60).returncode == 0
+
+    # locustfile.py (and locust.conf: headless, 10 users) against `dynlocust local`
+    ready = here.parent / "local.ready"
+    local = subprocess.Popen(
+        [str(installed.bin / "dynlocust"), "local", "--port", "0", "--ready-file", str(ready)],
+        cwd=here.parent, env=installed.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        for _ in range(300):
+            if (ready.exists() and ready.read_text().strip()) or local.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert local.poll() is None, local.stderr.read() if local.stderr else ""
+        url = ready.read_text().strip()
+        stats = here.parent / "starter-stats"
+        proc = installed.run(
+            "locust", "-f", "locustfile.py", "-t", "6s", "--host", url, "--csv", str(stats), cwd=here, timeout=120
+        )
+    finally:
+        local.terminate()
+        local.wait(10)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    with open(f"{stats}_stats.csv", newline="") as f:
+        rows = {row["Name"]: row for row in csv.DictReader(f)}
+    for name in ("PutItem starter-orders", "Order.create"):  # the DynamoDBUser and the MapperUser both ran
+        assert int(rows[name]["Request Count"]) > 0 and int(rows[name]["Failure Count"]) == 0, rows[name]
+
+    # scenario.yaml against the embedded endpoint, with locust.conf in the same directory
+    run = installed.run("dynlocust", "run", "scenario.yaml", cwd=here, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    (report,) = REPORT_LINE.findall(run.stdout)
+    assert (here / report).is_file()

@@ -1,0 +1,69 @@
+"""Results files written through dynlocust's own writer from known numbers, for tests of what reads them."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dynlocust.results import ResultsWriter
+from dynlocust.windows import WindowStats
+
+SHAPE: dict[str, Any] = {
+    "tables": [{"name": "t", "partition_key": {"name": "pk", "type": "S"}, "billing": "on_demand"}],
+    "workload": {"item_size": 200, "operations": [{"op": "put", "weight": 1.0, "table": "t"}]},
+}
+
+
+@dataclass
+class Window:
+    """One window of `rate`/s over `seconds` (bins of 1 s): every request accepted except `throttled` ones."""
+
+    phase: str
+    rate: float
+    latency: float = 0.002
+    """Median latency in seconds (log-normal spread around it)."""
+    throttled: int = 0
+    verdict: str = "ok"
+    seconds: int = 5
+    seed: int = 0
+    units: float = 1.0
+    """Write units each accepted request consumed."""
+
+
+def write_results(
+    path: Path, windows: list[Window], *, shape: dict[str, Any] | None = SHAPE, end: bool = True, t0: float = 1e9
+) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    planned = []
+    start = t0
+    with ResultsWriter(path) as writer:
+        records = []
+        for index, w in enumerate(windows):
+            planned.append({"index": index, "start": start, "duration": w.seconds, "rate": w.rate, "phase": w.phase})
+            n = int(w.rate * w.seconds)
+            stats = WindowStats(
+                index, start, w.seconds, target_rate=w.rate, bin_seconds=1.0, offered_per_bin=[int(w.rate)] * w.seconds
+            )
+            rng = random.Random(w.seed * 1000 + index)
+            throttled = {int((k + 1) * n / (w.throttled + 1)) for k in range(w.throttled)}  # spread evenly
+            for i in range(n):
+                at = start + i / w.rate
+                kind = "throttled" if i in throttled else "ok"
+                lat = w.latency * rng.lognormvariate(0, 0.3)
+                units = w.units if kind == "ok" else 0.0
+                stats.record(at=at, kind=kind, latency=lat, latency_from_intended=lat, write_units=units)
+            record = stats.to_dict()
+            record.update(phase=w.phase, verdict=w.verdict, workers={"0": {}}, missing_workers=[])
+            records.append(record)
+            start += w.seconds
+        run: dict[str, Any] = {"scenario": "known", "source": "known.yaml", "t0": t0, "worker_count": 1}
+        if shape is not None:
+            run["shape"] = shape
+        writer.write_run(windows=planned, run_id=path.parent.name, **run)
+        for record in records:
+            writer.write_window(**record)
+        if end:
+            writer.write_end(exit_code=0, abort_reason=None, lost_workers=[])
+    return path

@@ -1,0 +1,103 @@
+"""The end of a headless run: conclusion from the window verdicts, report beside the results, exit code in words."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from dynlocust import epilogue
+from dynlocust.coordination import EXIT_ABORTED, EXIT_INCOMPLETE, EXIT_OK, EXIT_SLO
+from dynlocust.results import ResultsWriter
+
+
+def window(index: int, verdict: str, target: float, accepted: float) -> Any:
+    return SimpleNamespace(index=index, verdict=verdict, summary={"target_rate": target, "accepted_per_s": accepted})
+
+
+def test_conclusion_names_the_first_throttled_window_and_the_best_accepted_rate() -> None:
+    report = SimpleNamespace(
+        windows=[window(0, "ok", 50, 50), window(1, "throttled", 100, 97.5), window(2, "throttled", 150, 96)]
+    )
+    assert epilogue.conclusion(report) == (
+        "DynamoDB throttled from window 1 (target 100/s); 97.5/s accepted at best (window 1)"
+    )
+
+
+def test_conclusion_flags_client_bound_and_partial_windows() -> None:
+    report = SimpleNamespace(windows=[window(0, "client-bound", 50, 49), window(1, "partial", 100, 20)])
+    assert epilogue.conclusion(report) == (
+        "no window measured DynamoDB's limit; 49.0/s accepted at best (window 0); "
+        "client-bound (the load generator was the limit): windows [0]; partial (not fully observed): windows [1]"
+    )
+
+
+def test_conclusion_when_every_window_is_ok() -> None:
+    report = SimpleNamespace(windows=[window(0, "ok", 50, 50), window(1, "ok", 100, 99.8)])
+    assert epilogue.conclusion(report) == "no throttles up to 100/s; 99.8/s accepted at best (window 1)"
+
+
+def test_no_windows_no_conclusion() -> None:
+    assert epilogue.conclusion(SimpleNamespace(windows=[])) is None
+
+
+@pytest.mark.parametrize(
+    ("code", "words"),
+    [(EXIT_OK, "passed"), (2, "bad input"), (EXIT_SLO, "SLO failed"), (EXIT_ABORTED, "aborted"),
+     (EXIT_INCOMPLETE, "worker was lost"), (1, "not one of dynlocust's")],
+)  # fmt: skip
+def test_every_exit_code_has_its_meaning(code: int, words: str) -> None:
+    assert words in epilogue.exit_meaning(code)
+
+
+def test_writes_the_report_beside_the_results_and_prints_the_three_lines(tmp_path: Path) -> None:
+    results = tmp_path / "run" / "results.jsonl"
+    results.parent.mkdir()
+    results.write_bytes((Path(__file__).parent / "report" / "data" / "complete.jsonl").read_bytes())
+    out = io.StringIO()
+    path = epilogue.write(results, out, exit_code=EXIT_SLO)
+    assert path == results.parent / "report" / "report.html" and path.is_file()
+    lines = out.getvalue().strip().splitlines()
+    assert lines[0].startswith("conclusion: ")
+    assert lines[1].startswith(f"report: {path} (html, markdown, csv")
+    assert lines[-1] == f"exit code 3: {epilogue.exit_meaning(EXIT_SLO)}"
+
+
+def test_a_results_file_with_no_run_still_gets_its_exit_code_line(tmp_path: Path) -> None:
+    results = tmp_path / "results.jsonl"
+    with ResultsWriter(results):
+        pass
+    out = io.StringIO()
+    assert epilogue.write(results, out, exit_code=EXIT_ABORTED) is None
+    assert out.getvalue().splitlines()[1].startswith("report: not written (")
+    assert out.getvalue().splitlines()[-1].startswith("exit code 4: aborted")
+
+
+def test_printed_once_when_locust_quits_for_headless_runs_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from locust import events
+
+    shown, hidden = tmp_path / "shown.jsonl", tmp_path / "hidden.jsonl"
+    epilogue.arm(SimpleNamespace(headless=False), hidden)
+    epilogue.arm(SimpleNamespace(headless=True, json=False), shown)
+    epilogue.arm(SimpleNamespace(headless=True, json=False), shown)
+    events.quit.fire(exit_code=EXIT_INCOMPLETE)
+    events.quit.fire(exit_code=EXIT_OK)
+    out = capsys.readouterr().out
+    assert str(shown) in out and str(hidden) not in out
+    assert out.count("exit code") == 1 and f"exit code 5: {epilogue.exit_meaning(EXIT_INCOMPLETE)}" in out
+
+
+def test_with_json_the_epilogue_leaves_stdout_to_locusts_stats(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from locust import events
+
+    epilogue.arm(SimpleNamespace(headless=True, json=True), tmp_path / "results.jsonl")
+    events.quit.fire(exit_code=EXIT_OK)
+    captured = capsys.readouterr()
+    assert captured.out == "" and "exit code 0: passed" in captured.err
