@@ -25,15 +25,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from dynlocust.conclusion import conclude
 from dynlocust.cost import US_EAST_1, Prices, dollars
 from dynlocust.diff.shape import scenario_shape
 from dynlocust.report.table import format_progress, format_window_table
 from dynlocust.results import ResultsWriter
-from dynlocust.saturation import Saturation, combine
+from dynlocust.saturation import Saturation, Thresholds, combine
 from dynlocust.scenario.model import Scenario
 from dynlocust.scenario.plan import Plan
 from dynlocust.slo import check_window
-from dynlocust.windows import ERROR_KINDS, WindowStats, verdict
+from dynlocust.windows import ERROR_KINDS, Verdict, WindowStats, planned_count, verdict
 
 PLAN = "dynlocust:plan"
 CLOCK = "dynlocust:clock"
@@ -61,6 +62,8 @@ class ClosedWindow:
     verdict: str
     slo_failures: list[str]
     missing_workers: list[int] = field(default_factory=list)
+    verdict_detail: Verdict = field(default_factory=lambda: Verdict(("ok",)))
+    """All that `verdict` (its first label) rests on: both sides, the fraction that ran, the client's reasons."""
 
 
 def summarize(stats: WindowStats, prices: Prices) -> dict[str, Any]:
@@ -94,8 +97,12 @@ class FleetReport:
     """Worker that joined mid-run -> the first window it has a share of."""
     """Lost worker -> the first window whose share the survivors took over."""
     closed: list[ClosedWindow] = field(default_factory=list)
+    records: list[dict[str, Any]] = field(default_factory=list)
+    """The merged window records as written to the results file (what the conclusion reads)."""
     exit_code: int | None = None
     abort_reason: str | None = None
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    """Applied to the fleet's summed counts of each window (each worker judges its own part with its own)."""
 
     def start(self, **run_fields: Any) -> None:
         windows = [
@@ -199,26 +206,32 @@ class FleetReport:
                 "dropped": part.dropped,
                 "lag_p50": part.schedule_lag.percentile(0.5),
                 "lag_p99": part.schedule_lag.percentile(0.99),
+                "cpu": reports[worker]["saturation"]["cpu"],
+                "reasons": reports[worker]["saturation"]["reasons"],
             }
             if stats is None:
                 stats = part
             else:
                 stats.merge(part)
+        observed = stats is not None
         if stats is None:  # nobody observed it: an empty, partial window
             stats = WindowStats(index, window.start, window.duration, bin_seconds=self.scenario.bin)
         if missing:
             stats.mark_partial()
-        saturation = combine([Saturation.from_dict(r["saturation"]) for r in reports.values()])
+        saturation = combine({w: Saturation.from_dict(r["saturation"]) for w, r in reports.items()}, self.thresholds)
         summary = summarize(stats, self.prices)
-        window_verdict = verdict(stats, saturation)
+        detail = verdict(stats if observed else None, saturation, planned=planned_count(window.rate, window.duration))
         failures = check_window(self.scenario.slos, index, window.phase, summary)
-        closed = ClosedWindow(index, window.phase, summary, saturation, window_verdict, failures, missing)
+        closed = ClosedWindow(
+            index, window.phase, summary, saturation, detail.label, failures, missing, verdict_detail=detail
+        )
         self.closed.append(closed)
         record = stats.to_dict()
         record.update(
             summary=summary,
             phase=window.phase,
-            verdict=window_verdict,
+            verdict=detail.label,
+            verdict_detail=detail.to_dict(),
             saturation=saturation.to_dict(),
             slo_failures=failures,
             workers=per_worker,
@@ -226,6 +239,7 @@ class FleetReport:
             rebalanced=sorted(w for w, first in self.rebalanced_from.items() if index >= first),
         )
         self.results.write_window(**record)
+        self.records.append({"type": "window", **record})
         line = format_progress(closed, len(self.plan.windows), self.plan.end - self.clock())
         if missing:
             line += f" (missing workers {missing})"
@@ -245,6 +259,7 @@ class FleetReport:
             code = EXIT_OK
         self.exit_code = code
         totals = {key: sum(d.get(key, 0) for d in self.done.values()) for key in ("sent", "read_units", "write_units")}
+        conclusion = conclude(self.records)
         self.results.write_end(
             exit_code=code,
             abort_reason=self.abort_reason,
@@ -255,9 +270,11 @@ class FleetReport:
             cost_dollars=dollars(totals["read_units"], totals["write_units"], self.prices),
             windows_closed=len(self.closed),
             windows_planned=len(self.plan.windows),
+            conclusion=conclusion.to_dict(),
             **totals,
         )
         self.out.write("\n" + format_window_table(self.closed) + "\n")
+        self.out.write(f"\nconclusion: {conclusion.text}\n")
         if self.abort_reason:
             self.out.write(f"\nrun stopped early: {self.abort_reason}\n")
         if self.lost:

@@ -221,6 +221,7 @@ def _on_test_start(environment: Any, **_kwargs: Any) -> None:
         results_table.results_writer(state.results_path, state.run_id),
         len(state.workers),
         on_finished=finished,
+        thresholds=settings.thresholds,
     )
     state.report.start(
         run_id=state.run_id,
@@ -243,6 +244,7 @@ def _on_test_start(environment: Any, **_kwargs: Any) -> None:
             deadline=scenario.deadline,
             on_window=lambda record: report.add_window(0, record),
             on_done=lambda totals: report.worker_done(0, totals),
+            thresholds=settings.thresholds,
         )
         state.run.start()
         safety.watch(environment, state)
@@ -335,6 +337,7 @@ def _on_plan(environment: Any, plan: dict[str, Any]) -> None:
         worker_index=int(plan.get("share_index", index)),
         worker_count=int(plan.get("share_count", plan["worker_count"])),
         first_window=int(plan.get("first_window", 0)),
+        thresholds=plugin.settings_for(environment).thresholds,
     )
     results_dir = Path(plugin.settings_for(environment).results_dir) / plan["run_id"]
     safety.spool_windows(state.run, results_dir / f"worker-{index}.jsonl")

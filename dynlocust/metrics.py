@@ -41,6 +41,7 @@ from dynlocust import plugin
 from dynlocust.client import REQUEST_TYPE
 from dynlocust.cost import US_EAST_1, Prices, dollars
 from dynlocust.outcomes import THROTTLED, Outcome
+from dynlocust.saturation import REASONS, Saturation
 
 log = logging.getLogger(__name__)
 
@@ -168,6 +169,8 @@ class RunSample:
     client_bound: bool
     tables: Mapping[str, str]
     """physical table name -> logical (scenario) name"""
+    client: Saturation | None = None
+    """The client's evidence on the last closed window (None before one closed)."""
 
 
 def sample_run(run: Any, now: float) -> RunSample:
@@ -180,7 +183,8 @@ def sample_run(run: Any, now: float) -> RunSample:
         if now >= segment.end:
             window, phase = segment.index, planned.phase
     dropped = sum(run.pacer.window_counts(w.index).dropped for w in run.plan.windows)
-    client_bound = bool(run.closed and run.closed[-1].saturation.client_bound)
+    client = run.closed[-1].saturation if run.closed else None
+    client_bound = bool(client is not None and client.client_bound)
     return RunSample(
         run_id=str(run.run_id),
         sent=int(run.sent),
@@ -191,6 +195,7 @@ def sample_run(run: Any, now: float) -> RunSample:
         phase=str(phase),
         client_bound=client_bound,
         tables={physical: logical for logical, physical in run.physical_names.items()},
+        client=client,
     )
 
 
@@ -202,6 +207,12 @@ class WorkerGauges:
     offered_rate: float = 0.0
     inflight: float = 0.0
     client_bound: float = 0.0
+    client_cpu: float = 0.0
+    client_late: float = 0.0
+    client_dropped: float = 0.0
+    client_pool_waits: float = 0.0
+    client_short: float = 0.0
+    client_reasons: list[str] = field(default_factory=list)
     window: float = -1.0
     phase: str = ""
     run_id: str = ""
@@ -213,6 +224,36 @@ class WorkerGauges:
     def from_dict(cls, d: Mapping[str, Any]) -> WorkerGauges:
         known = cls.__dataclass_fields__
         return cls(**{k: v for k, v in d.items() if k in known})
+
+
+CLIENT_EVIDENCE = (
+    ("cpu", "dynlocust_client_cpu_ratio", "client_cpu", "CPU of one core the worker used over its last closed window."),
+    ("lag", "dynlocust_client_late_sends", "client_late", "Sends of the last closed window later than the late bound."),
+    ("dropped", "dynlocust_client_dropped_sends", "client_dropped", "Sends of the last closed window dropped."),
+    ("pool", "dynlocust_client_pool_waits", "client_pool_waits", "Requests of the last closed window that found "
+     "every pooled connection busy."),
+    ("offered-short", "dynlocust_client_offered_short_sends", "client_short", "Due sends of the last closed window "
+     "that did not go out."),
+)  # fmt: skip
+"""One metric per client-bound reason: (reason, metric, `WorkerGauges` field, help), the figure behind it."""
+
+
+def _client_evidence(workers: Mapping[str, WorkerGauges]) -> Iterator[Metric]:
+    """Per worker: each reason's figure on the last closed window, and whether it made the window client-bound."""
+    for reason, name, attr, doc in CLIENT_EVIDENCE:
+        family = GaugeMetricFamily(name, f"{doc} Reason `{reason}` of a client-bound window.", labels=["worker"])
+        for worker, g in workers.items():
+            family.add_metric([worker], float(getattr(g, attr)))
+        yield family
+    flags = GaugeMetricFamily(
+        "dynlocust_client_bound_reason",
+        "1 when the reason made the worker's last closed window client-bound (see dynlocust.saturation).",
+        labels=["worker", "reason"],
+    )
+    for worker, g in workers.items():
+        for reason in REASONS:
+            flags.add_metric([worker, reason], 1.0 if reason in g.client_reasons else 0.0)
+    yield flags
 
 
 class Metrics:
@@ -375,6 +416,11 @@ class Metrics:
         gauges.target_rate = run.target_rate
         gauges.inflight = float(run.inflight)
         gauges.client_bound = 1.0 if run.client_bound else 0.0
+        if run.client is not None:
+            c = run.client
+            gauges.client_cpu, gauges.client_late, gauges.client_dropped = c.cpu, float(c.late), float(c.dropped)
+            gauges.client_pool_waits, gauges.client_short = float(c.pool_waits), float(c.short)
+            gauges.client_reasons = list(c.reasons)
         gauges.window = float(run.window)
         gauges.phase = run.phase
         gauges.run_id = run.run_id
@@ -474,6 +520,7 @@ class Metrics:
         for worker, g in workers.items():
             bound.add_metric([worker], g.client_bound)
         yield bound
+        yield from _client_evidence(workers)
         yield GaugeMetricFamily("dynlocust_workers", "Processes generating load.", value=len(workers))
         current = max(gauges, key=lambda g: g.window, default=None)
         yield GaugeMetricFamily(

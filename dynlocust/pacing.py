@@ -141,6 +141,9 @@ class PacingCounts:
     handed: int = 0
     dropped: int = 0
     cancelled: int = 0
+    stalled: int = 0
+    """Dropped sends already past ``max_lateness`` when the pacer first saw them: the process itself did not run
+    in time (CPU starvation), as opposed to sends that waited in vain for a free user."""
     lag: Histogram = field(default_factory=Histogram)
 
     @property
@@ -334,6 +337,7 @@ class Pacer:
             while nxt is not None and nxt.intended <= now:
                 if nxt.intended < limit:
                     counts[nxt.window].dropped += 1
+                    counts[nxt.window].stalled += 1
                 else:
                     pending.append(nxt)
                 nxt = next(schedule, None)

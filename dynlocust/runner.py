@@ -13,7 +13,7 @@ import math
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import gevent
@@ -22,7 +22,7 @@ from dynlocust.cost import US_EAST_1, Prices, dollars
 from dynlocust.operations import Mix, OperationBuilder, consumed_units
 from dynlocust.outcomes import Outcome
 from dynlocust.pacing import Pacer, Segment, Ticket, split_segment
-from dynlocust.saturation import Saturation, SaturationMonitor
+from dynlocust.saturation import Saturation, SaturationMonitor, Thresholds, Usage, assess, pool_counter
 from dynlocust.scenario.model import Scenario
 from dynlocust.scenario.plan import Plan, build_plan
 from dynlocust.windows import WindowBook, WindowStats
@@ -51,6 +51,8 @@ class ScenarioRun:
     clock: Callable[[], float] = time.time
     first_window: int = 0
     """A worker that joined mid-run sends nothing before this window."""
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    """When a window of this process is client-bound (`--client-*` options)."""
 
     def __post_init__(self) -> None:
         self.plan: Plan = build_plan(self.scenario, t0=self.t0)
@@ -127,6 +129,9 @@ class ScenarioRun:
 
     def execute(self, client: Any, ticket: Ticket) -> Outcome | None:
         """Send one request for `ticket` through `client` (a `DynamoDBClient`) and record what happened."""
+        counter = pool_counter(client.raw)
+        if counter is not None:
+            self.monitor.watch(counter)
         builder: OperationBuilder = self.mix.pick()
         method_name, kwargs = builder.build()
         self.inflight[ticket.window] += 1
@@ -185,11 +190,11 @@ class ScenarioRun:
                 self._sleep_until(window.start)
                 self.monitor.begin_window()
                 self._sleep_until(window.end)
-                saturation = self.monitor.end_window(self.pacer.window_counts(window.index))
+                usage = self.monitor.end_window()
                 grace_end = window.end + self.deadline + 0.1
                 while self.inflight[window.index] > 0 and self.clock() < grace_end:
                     gevent.sleep(0.02)
-                self._close(window.index, window.phase, stats, saturation)
+                self._close(window.index, window.phase, stats, usage)
             self._finish()
         except Exception:
             log.exception("closing windows failed")
@@ -201,8 +206,24 @@ class ScenarioRun:
                 return
             gevent.sleep(min(delay, 0.25))
 
-    def _close(self, index: int, phase: str, stats: WindowStats, saturation: Saturation) -> None:
-        stats.apply_pacing(self.pacer.window_counts(index))
+    def _close(self, index: int, phase: str, stats: WindowStats, usage: Usage) -> None:
+        counts = self.pacer.window_counts(index)
+        stats.apply_pacing(counts)
+        if self.abort_reason is not None and self.clock() < stats.end:  # stopped before the window's end
+            stats.mark_partial()
+        saturation = assess(
+            cpu=usage.cpu,
+            cpu_seconds=usage.seconds,
+            lag=counts.lag,
+            rate=self.segments[index].rate,
+            due=counts.handed + counts.dropped,
+            sent=stats.total().sent,
+            dropped=counts.dropped,
+            pool_waits=usage.pool_waits,
+            stalled=counts.stalled,
+            whole=not stats.partial,
+            thresholds=self.thresholds,
+        )
         self.closed.append(ClosedWindow(index, saturation))
         record = stats.to_dict()
         record.update(phase=phase, saturation=saturation.to_dict(), worker_index=self.worker_index)

@@ -9,10 +9,11 @@ from __future__ import annotations
 import math
 import re
 from argparse import Namespace
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from dynlocust.errors import ConfigurationError
+from dynlocust.saturation import THRESHOLD_FIELDS, Thresholds
 
 DEFAULT_DEADLINE = 8.0
 DEFAULT_CONNECT_TIMEOUT = 3.0
@@ -42,6 +43,7 @@ class Settings:
     stall_seconds: float | None = None
     run_margin: float | None = None
     master_timeout: float = DEFAULT_MASTER_TIMEOUT
+    thresholds: Thresholds = field(default_factory=Thresholds)
 
     @property
     def effective_read_timeout(self) -> float:
@@ -154,6 +156,40 @@ def add_arguments(parser: Any) -> None:
         include_in_web_ui=False,
         help="A worker stops on its own after this many seconds without a heartbeat from the master (default 10).",
     )
+    for f in THRESHOLD_FIELDS:
+        option = threshold_option(f.name)
+        group.add_argument(
+            option,
+            type=str,
+            default=str(f.default),
+            env_var="DYNLOCUST_" + option[2:].upper().replace("-", "_"),
+            include_in_web_ui=False,
+            help=f"Client-bound verdicts: {f.metadata['why']} (default {f.default}).".replace("%", "%%"),
+        )
+
+
+def threshold_option(name: str) -> str:
+    """The option of a `Thresholds` field: ``cpu_min_seconds`` -> ``--client-cpu-min-seconds``."""
+    return "--client-" + name.replace("_", "-")
+
+
+def _thresholds(get: Any) -> Thresholds:
+    values: dict[str, Any] = {}
+    for f in THRESHOLD_FIELDS:
+        option, raw = threshold_option(f.name), get(f"client_{f.name}", f.default)
+        low, high = f.metadata["low"], f.metadata["high"]
+        kind = "a whole number" if isinstance(f.default, int) else "a number"
+        expected = (
+            f"{kind} from {low:,} to {high:,}" if isinstance(f.default, int) else f"{kind} from {low:g} to {high:g}"
+        )
+        try:
+            value = int(str(raw)) if isinstance(f.default, int) else float(raw)
+        except (TypeError, ValueError):
+            raise ConfigurationError(f"{option}: expected {expected}, found {raw!r}") from None
+        if not (math.isfinite(value) and low <= value <= high):
+            raise ConfigurationError(f"{option}: expected {expected}, found {raw!r}")
+        values[f.name] = value
+    return Thresholds(**values)
 
 
 def from_options(options: Namespace | None) -> Settings:
@@ -188,6 +224,7 @@ def from_options(options: Namespace | None) -> Settings:
         run_id=_run_id(str(get("run_id") or "")),
         metrics_host=str(get("metrics_host") or "127.0.0.1"),
         metrics_port=metrics_port,
+        thresholds=_thresholds(get),
     )
 
 

@@ -21,6 +21,7 @@ from locust import events
 
 from dynlocust.report import csvout, html, plots
 from dynlocust.report.build import RunReport, WindowReport, window_from_stats
+from dynlocust.report.table import evidence_cells, reasons_cell, verdict_cell
 from dynlocust.windows import WindowStats
 
 if TYPE_CHECKING:
@@ -41,7 +42,13 @@ WINDOW_COLUMNS = (
     ("first", "first throttle after"),
     ("p50", "p50"),
     ("p99", "p99"),
+    ("sent", "sent/due"),
+    ("cpu", "cpu"),
+    ("late", "late"),
+    ("dropped", "dropped"),
+    ("pool", "pool waits"),
     ("verdict", "verdict"),
+    ("reasons", "reasons"),
 )
 THROTTLE_COLUMNS = (("window", "window"), ("code", "code"), ("reason", "reason"), ("requests", "requests"))
 CHART_REFRESH_MS = 2000
@@ -114,8 +121,9 @@ def _closed_window(fleet: FleetReport, closed: ClosedWindow) -> WindowReport:
         verdict=closed.verdict,
         t0=fleet.plan.t0,
         slo_failures=closed.slo_failures,
-        saturation=[closed.saturation.to_dict()],
+        saturation=closed.saturation,
         workers=len(records),
+        verdict_detail=closed.verdict_detail,
     )
     w.summary = {**w.summary, **closed.summary}  # the master's figures are the reference
     return w
@@ -196,7 +204,9 @@ def window_rows(report: RunReport | None) -> list[dict[str, str]]:
                 "first": "-" if first is None else f"{first:.1f} s",
                 "p50": _ms(s["latency"]["p50"]),
                 "p99": _ms(s["latency"]["p99"]),
-                "verdict": w.verdict,
+                **dict(zip(("sent", "cpu", "late", "dropped", "pool"), evidence_cells(w.saturation), strict=True)),
+                "verdict": verdict_cell(w),
+                "reasons": reasons_cell(w),
             }
         )
     for planned in report.planned[len(report.windows) :]:

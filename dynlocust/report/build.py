@@ -15,10 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dynlocust.conclusion import Conclusion, conclude
 from dynlocust.cost import US_EAST_1, dollars
 from dynlocust.errors import DynlocustError
 from dynlocust.results import ResultsError, read_results
-from dynlocust.windows import ERROR_KINDS, WindowError, WindowStats
+from dynlocust.saturation import Saturation, combine
+from dynlocust.windows import ERROR_KINDS, Verdict, WindowError, WindowStats
 
 RESULTS_NAME = "results.jsonl"
 REPORT_DIR = "report"
@@ -50,7 +52,8 @@ class BinReport:
 
 @dataclass
 class WindowReport:
-    """One window, all workers merged; ``index``, ``phase``, ``summary``, ``verdict`` fit `format_window_table`."""
+    """One window, all workers merged; ``index``, ``phase``, ``summary``, ``verdict``, ``verdict_detail`` and
+    ``saturation`` fit `format_window_table`. A window still running has no ``verdict_detail``."""
 
     index: int
     phase: str
@@ -59,9 +62,10 @@ class WindowReport:
     summary: dict[str, Any]
     verdict: str
     slo_failures: list[str]
-    saturation: list[dict[str, Any]]
+    saturation: Saturation | None
     workers: int
     bins: list[BinReport]
+    verdict_detail: Verdict | None = None
     stats: WindowStats | None = None
     """The merged statistics themselves (per-bin histograms), for readers that test more than the summary."""
 
@@ -79,6 +83,8 @@ class RunReport:
     """Why the run is partial (empty when it is complete)."""
     warnings: list[str] = field(default_factory=list)
     """What a reader should know that does not make the run partial (clock skew)."""
+    conclusion: Conclusion | None = None
+    """The run's finding in words (from the end record, else from the windows); None while a run is live."""
 
     @property
     def partial(self) -> bool:
@@ -113,7 +119,7 @@ class RunReport:
         return "complete"
 
 
-_PRECEDENCE = ("client-bound", "partial", "errors", "throttled", "ok")
+_PRECEDENCE = ("not-run", "partial", "client-bound", "errors", "throttled", "ok")
 """`VERDICTS` in the order `windows.verdict` checks them."""
 
 
@@ -132,8 +138,9 @@ def window_from_stats(
     verdict: str,
     t0: float,
     slo_failures: Sequence[str] = (),
-    saturation: Sequence[dict[str, Any]] = (),
+    saturation: Saturation | None = None,
     workers: int = 1,
+    verdict_detail: Verdict | None = None,
 ) -> WindowReport:
     """A `WindowReport` of (merged) window statistics, as read back from results or live from a run."""
     summary = stats.summary()
@@ -164,9 +171,10 @@ def window_from_stats(
         summary=summary,
         verdict=verdict,
         slo_failures=list(slo_failures),
-        saturation=list(saturation),
+        saturation=saturation,
         workers=workers,
         bins=bins,
+        verdict_detail=verdict_detail,
         stats=stats,
     )
 
@@ -187,18 +195,29 @@ def _window_report(records: list[dict[str, Any]], phase_of: dict[int, str], t0: 
         seen = len(parts)
     if seen < workers:
         stats.mark_partial()
-    verdicts = [str(r.get("verdict", "partial")) for r in parts]
-    verdict = verdicts[0] if len(verdicts) == 1 and not stats.partial else _worst(verdicts)
-    if stats.partial and verdict not in ("client-bound", "partial"):
-        verdict = "partial"
+    sats = {
+        int(r.get("worker_index", i)): Saturation.from_dict(r["saturation"])
+        for i, r in enumerate(parts)
+        if r.get("saturation")
+    }
+    saturation = None if not sats else next(iter(sats.values())) if merged else combine(sats)
+    if merged and not stats.partial:
+        detail = Verdict.of_record(merged[0])  # decided by the master when the window closed
+    else:  # a worker's own records, or a window short of workers: the most severe label applies
+        label = _worst([Verdict.of_record(r).label for r in parts])
+        if stats.partial and label not in ("not-run", "partial"):
+            label = "partial"
+        reasons = saturation.reasons if label == "client-bound" and saturation is not None else ()
+        detail = Verdict((label,), reasons=reasons)
     return window_from_stats(
         stats,
         phase=str(parts[0].get("phase") or phase_of.get(stats.index, "")),
-        verdict=verdict,
+        verdict=detail.label,
         t0=t0,
         slo_failures=[f for r in parts for f in r.get("slo_failures", [])],
-        saturation=[r["saturation"] for r in parts if "saturation" in r],
+        saturation=saturation,
         workers=seen,
+        verdict_detail=detail,
     )
 
 
@@ -257,7 +276,31 @@ def load_report(path: str | os.PathLike[str]) -> RunReport:
     if end is not None and end.get("clock_skew"):
         offsets = ", ".join(f"worker {w}: {o * 1000:+.1f} ms" for w, o in (end.get("clock_offsets") or {}).items())
         warnings.append(f"worker clocks are skewed from the master's ({offsets})")
-    return RunReport(source=source, run=run, end=end, windows=windows, planned=planned, notes=notes, warnings=warnings)
+    if end is not None and end.get("conclusion"):
+        conclusion = Conclusion.from_dict(end["conclusion"])
+    else:  # a run that did not finish, or one recorded before conclusions were written
+        conclusion = conclude([window_record(w) for w in windows])
+    return RunReport(
+        source=source,
+        run=run,
+        end=end,
+        windows=windows,
+        planned=planned,
+        notes=notes,
+        warnings=warnings,
+        conclusion=conclusion,
+    )
+
+
+def window_record(w: WindowReport) -> dict[str, Any]:
+    """The parts of a window record that `conclude` reads, from a `WindowReport`."""
+    return {
+        "index": w.index,
+        "summary": w.summary,
+        "verdict": w.verdict,
+        "verdict_detail": (w.verdict_detail or Verdict((w.verdict,))).to_dict(),
+        "saturation": w.saturation.to_dict() if w.saturation is not None else None,
+    }
 
 
 @dataclass

@@ -7,7 +7,7 @@ import io
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from dynlocust.report.build import RunReport
+    from dynlocust.report.build import RunReport, WindowReport
 
 WINDOW_COLUMNS = (
     "window",
@@ -35,7 +35,21 @@ WINDOW_COLUMNS = (
     "verdict",
     "partial",
     "workers",
+    "verdicts",
+    "stronger",
+    "ran_fraction",
+    "reasons",
+    "client_bound_workers",
+    "due",
+    "client_sent",
+    "cpu",
+    "cpu_seconds",
+    "late",
+    "late_bound_ms",
+    "lag_p99_ms",
+    "pool_waits",
 )
+"""Columns up to ``workers`` as before; then the verdict's detail and the client's evidence (lists joined by ``;``)."""
 BIN_COLUMNS = (
     "window",
     "bin",
@@ -57,6 +71,22 @@ def _ms(v: float | None) -> str:
 
 def _num(v: float | None) -> str:
     return "" if v is None else f"{v:.3f}"
+
+
+def _verdict_columns(w: WindowReport) -> list[Any]:
+    detail, sat = w.verdict_detail, w.saturation
+    cells: list[Any] = (
+        ["", "", "", "", ""]
+        if detail is None
+        else [";".join(detail.labels), detail.stronger or "", f"{detail.ran:.4f}", ";".join(detail.reasons),
+              ";".join(map(str, detail.workers))]
+    )  # fmt: skip
+    if sat is None:
+        return cells + [""] * 8
+    return [
+        *cells, sat.due, sat.sent, f"{sat.cpu:.3f}", f"{sat.cpu_seconds:.3f}", sat.late, _ms(sat.late_bound or None),
+        _ms(sat.lag_p99), sat.pool_waits,
+    ]  # fmt: skip
 
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -124,6 +154,7 @@ def render(report: RunReport) -> dict[str, str]:
                 w.verdict,
                 int(bool(s["partial"])),
                 w.workers,
+                *_verdict_columns(w),
             ]
         )
         for b in w.bins:

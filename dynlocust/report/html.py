@@ -10,7 +10,7 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from dynlocust.report.plots import VERDICT_COLOURS, svg_charts
-from dynlocust.report.table import COLUMNS
+from dynlocust.report.table import COLUMNS, evidence_cells, reasons_cell, verdict_cell
 
 if TYPE_CHECKING:
     from dynlocust.report.build import RunReport, WindowReport
@@ -33,9 +33,9 @@ def _ms(v: float | None) -> str:
     return "-" if v is None else f"{v * 1000:.1f} ms"
 
 
-def _verdict(v: str) -> str:
-    colour = VERDICT_COLOURS.get(v, "#999999")
-    return f'<span class="verdict" style="background:{colour}">{escape(v)}</span>'
+def _verdict(w: WindowReport) -> str:
+    colour = VERDICT_COLOURS.get(w.verdict, "#999999")
+    return f'<span class="verdict" style="background:{colour}">{escape(verdict_cell(w))}</span>'
 
 
 def _window_row(w: WindowReport) -> str:
@@ -50,9 +50,13 @@ def _window_row(w: WindowReport) -> str:
         "-" if first is None else f"{first:.1f} s",
         _ms(s["latency"]["p50"]),
         _ms(s["latency"]["p99"]),
+        *evidence_cells(w.saturation),
     ]
     tds = "".join(f"<td>{escape(c)}</td>" for c in cells)
-    return f'<tr data-window="{w.index}">{tds}<td class="text">{_verdict(w.verdict)}</td></tr>'
+    return (
+        f'<tr data-window="{w.index}">{tds}<td class="text">{_verdict(w)}</td>'
+        f'<td class="text reasons">{escape(reasons_cell(w))}</td></tr>'
+    )
 
 
 def render(report: RunReport, *, live: str | None = None, refresh_seconds: int = 2) -> str:
@@ -96,6 +100,8 @@ def render(report: RunReport, *, live: str | None = None, refresh_seconds: int =
     parts.append('<table class="meta">' + "".join(f"<tr><th>{k}</th><td>{escape(v)}</td></tr>" for k, v in meta))
     parts.append("</table>")
 
+    if report.conclusion is not None:
+        parts.append(f'<h2>Conclusion</h2><p id="conclusion">{escape(report.conclusion.text)}</p>')
     parts.append("<h2>Windows</h2>")
     head = "".join(f"<th>{escape(c)}</th>" for c in COLUMNS)
     rows = "".join(_window_row(w) for w in report.windows)

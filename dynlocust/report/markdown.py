@@ -36,6 +36,8 @@ def render(report: RunReport) -> str:
         f"{closed} of {planned} windows, {sent:,} requests sent, {throttled:,} throttled, estimated cost ${cost:.4f}."
     )
     out.append("")
+    if report.conclusion is not None:
+        out += [f"**Conclusion:** {report.conclusion.text}", ""]
     if report.windows:
         out.append(format_window_table(report.windows))
     else:

@@ -38,6 +38,7 @@ VERDICT_COLOURS = {
     "client-bound": "#ff7f0e",
     "errors": "#9467bd",
     "partial": "#7f7f7f",
+    "not-run": "#c7c7c7",
 }
 
 

@@ -5,12 +5,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from dynlocust.saturation import Saturation
+from dynlocust.windows import Verdict
+
 
 class WindowLike(Protocol):
     index: int
     phase: str
     summary: dict[str, Any]
     verdict: str
+
+    @property
+    def saturation(self) -> Saturation | None: ...
+
+    @property
+    def verdict_detail(self) -> Verdict | None: ...
 
 
 _MARKDOWN_ESCAPES = str.maketrans(
@@ -26,11 +35,45 @@ def markdown_text(text: object) -> str:
     return " ".join(str(text).split()).translate(_MARKDOWN_ESCAPES)
 
 
-COLUMNS = ("window", "target/s", "offered", "accepted/s", "throttled", "first throttle after", "p50", "p99", "verdict")
+COLUMNS = (
+    "window", "target/s", "offered", "accepted/s", "throttled", "first throttle after", "p50", "p99",
+    "sent", "cpu", "late", "dropped", "pool", "verdict", "reasons",
+)  # fmt: skip
+"""The service's figures, then the client's evidence (`dynlocust.saturation`), then the verdict and its reasons."""
 
 
 def _ms(seconds: float | None) -> str:
     return "-" if seconds is None else f"{seconds * 1000:.1f} ms"
+
+
+def verdict_cell(w: WindowLike) -> str:
+    """Every verdict of a window, the stronger evidence first, with the part of a partial window that ran."""
+    detail = w.verdict_detail
+    if detail is None:
+        return w.verdict
+    text = " + ".join(detail.labels)
+    if detail.label == "partial":
+        text += f" ({detail.ran_text} ran)"
+    return text
+
+
+def reasons_cell(w: WindowLike) -> str:
+    """The client's reasons, and in a fleet which workers they were found on."""
+    detail = w.verdict_detail
+    if detail is None or not detail.reasons:
+        return "-"
+    workers = f" (worker {', '.join(map(str, detail.workers))})" if detail.workers else ""
+    return ", ".join(detail.reasons) + workers
+
+
+def evidence_cells(saturation: Saturation | None) -> tuple[str, str, str, str, str]:
+    """sent of due, CPU (of a core), late sends (and the bound), dropped sends, pool waits."""
+    sat = saturation
+    if sat is None:
+        return ("-", "-", "-", "-", "-")
+    late = f"{sat.late:,} over {sat.late_bound * 1000:.0f} ms" if sat.late_bound else f"p99 {_ms(sat.lag_p99)}"
+    sent = f"{sat.sent:,}/{sat.due:,}" if sat.due else "-"
+    return (sent, f"{sat.cpu:.2f}", late, f"{sat.dropped:,}", f"{sat.pool_waits:,}")
 
 
 def _row(w: WindowLike) -> tuple[str, ...]:
@@ -41,12 +84,14 @@ def _row(w: WindowLike) -> tuple[str, ...]:
         str(w.index),
         f"{s['target_rate']:,.0f}",
         f"{s['offered']:,}",
-        f"{s['accepted_per_s']:,.1f}",
+        f"{s['accepted_per_s'] or 0:,.1f}",
         f"{throttled:,}",
         "-" if first is None else f"{first:.1f} s",
         _ms(s["latency"]["p50"]),
         _ms(s["latency"]["p99"]),
-        w.verdict,
+        *evidence_cells(w.saturation),
+        verdict_cell(w),
+        reasons_cell(w),
     )
 
 
@@ -67,6 +112,7 @@ def format_progress(window: WindowLike, total_windows: int, seconds_left: float 
     return (
         f"window {window.index + 1}/{total_windows} ({window.phase}): target {s['target_rate']:,.0f}/s, "
         f"offered {s['offered']:,}, sent {s['sent']:,}, accepted {s['accepted_per_s']:,.1f}/s, "
-        f"throttled {throttled:,}, dropped {s['dropped']:,}, p99 {_ms(s['latency']['p99'])} -> {window.verdict}"
+        f"throttled {throttled:,}, dropped {s['dropped']:,}, p99 {_ms(s['latency']['p99'])} -> {verdict_cell(window)}"
+        f"{'' if reasons_cell(window) == '-' else f' [{reasons_cell(window)}]'}"
         f"{left}"
     )

@@ -16,6 +16,7 @@ from botocore.config import Config
 from botocore.session import Session as BotocoreSession
 
 from dynlocust.errors import ConfigurationError
+from dynlocust.saturation import PoolWaitCounter
 
 NO_RETRIES: dict[str, Any] = {"mode": "standard", "total_max_attempts": 1}
 MIN_POOL = 10
@@ -110,7 +111,35 @@ def make_client(
         credentials = LOCAL_CREDENTIALS
     if credentials is not None:
         kwargs["aws_access_key_id"], kwargs["aws_secret_access_key"] = credentials
-    return session.create_client("dynamodb", **kwargs)
+    client = session.create_client("dynamodb", **kwargs)
+    client.pool_waits = count_pool_waits(client)
+    return client
+
+
+def count_pool_waits(client: Any) -> PoolWaitCounter:
+    """Count the requests that find every pooled connection of ``client`` busy.
+
+    botocore's urllib3 pools do not block (``block=False``): such a request opens a connection outside the pool
+    (its latency then includes a TCP handshake) and closes it afterwards. The pool classes botocore hands its
+    pool managers are swapped, in place, for subclasses that count those requests before taking a connection.
+    """
+    counter = PoolWaitCounter()
+    classes = client._endpoint.http_session._pool_classes_by_scheme  # shared with its pool managers
+    for scheme, base in list(classes.items()):
+        classes[scheme] = _counting_pool(base, counter)
+    return counter
+
+
+def _counting_pool(base: type, counter: PoolWaitCounter) -> type:
+    class CountingPool(base):  # type: ignore[misc, valid-type]
+        def _get_conn(self, timeout: float | None = None) -> Any:
+            pool = self.pool
+            if pool is not None and pool.empty():  # all `maxsize` connections are out
+                counter.increment()
+            return super()._get_conn(timeout)
+
+    CountingPool.__name__ = CountingPool.__qualname__ = f"Counting{base.__name__}"
+    return CountingPool
 
 
 def _has_env_credentials() -> bool:

@@ -33,6 +33,7 @@ import orjson
 from gevent.monkey import get_original
 
 from dynlocust.errors import ConfigurationError
+from dynlocust.saturation import PoolWaitCounter
 from dynlocust.transport.sigv4 import JSON_CONTENT_TYPE, CredentialSource, SigV4Signer, host_header
 
 DATA_PLANE = (
@@ -111,6 +112,9 @@ class ConnectionPool:
         self._ssl_context = _ssl_context(verify) if parts.scheme == "https" else None
         self._idle: list[_Connection] = []
         self.opened = 0
+        self._busy = 0
+        self.waits = PoolWaitCounter()
+        """Requests that found all `maxsize` pooled connections busy and had to open one outside the pool."""
 
     def __repr__(self) -> str:
         return f"ConnectionPool({self.endpoint_url!r}, idle={len(self._idle)}, opened={self.opened})"
@@ -162,12 +166,18 @@ class ConnectionPool:
 
     def request(self, data: bytes) -> HTTPResponse:
         """Send one complete request and read its response; never retries."""
-        conn = self._acquire()
+        if not self._idle and self._busy >= self.maxsize:
+            self.waits.increment()
+        self._busy += 1
         try:
-            response, keep = self._exchange(conn.sock, data)
-        except BaseException:
-            conn.close()
-            raise
+            conn = self._acquire()
+            try:
+                response, keep = self._exchange(conn.sock, data)
+            except BaseException:
+                conn.close()
+                raise
+        finally:
+            self._busy -= 1
         if keep and len(self._idle) < self.maxsize:
             conn.used = time.monotonic()
             self._idle.append(conn)
@@ -384,6 +394,11 @@ class FastDynamoDB:
     @property
     def pool(self) -> ConnectionPool:
         return self._pool
+
+    @property
+    def pool_waits(self) -> PoolWaitCounter:
+        """Requests that found every pooled connection busy (`dynlocust.saturation`'s ``pool`` reason)."""
+        return self._pool.waits
 
     @property
     def botocore(self) -> Any:

@@ -6,6 +6,7 @@ A sample of the loader's corpus (tests/unit/scenario/test_loader.py holds all of
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -65,6 +66,27 @@ def test_a_missing_scenario_file_is_one_line_too(fault_server: FaultServer, tmp_
     assert proc.stderr.startswith("dynlocust: error:") and "nope.yaml" in proc.stderr
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     assert fault_server.requests() == []
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "line"),
+    [
+        (["--client-cpu", "2"], {}, "dynlocust: error: --client-cpu: expected a number from 0.05 to 1, found '2'"),
+        ([], {"DYNLOCUST_CLIENT_LATE_MIN": "0"},
+         "dynlocust: error: --client-late-min: expected a whole number from 1 to 1,000,000,000, found '0'"),
+    ],
+)  # fmt: skip
+def test_a_threshold_out_of_range_exits_2_with_one_line(
+    fault_server: FaultServer, tmp_path: Path, args: list[str], env: dict[str, str], line: str
+) -> None:
+    results = tmp_path / "results"
+    argv = [sys.executable, "-m", "dynlocust.cli", "run", str(ROOT / "scenarios" / "quickstart.yaml")]
+    argv += ["--host", fault_server.url, "--results-dir", str(results), "--metrics-port", "0", *args]
+    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=60, env={**os.environ, **env})
+    assert proc.returncode == 2, proc.stderr
+    errors = [x for x in proc.stderr.splitlines() if "error" in x.lower()]  # Locust logs its start-up line first
+    assert errors == [line] and proc.stderr.strip().endswith(line) and "Traceback" not in proc.stderr
+    assert not results.exists() and fault_server.requests() == []
 
 
 @pytest.mark.parametrize("run_id", ["..", "../escape", "a/b"])

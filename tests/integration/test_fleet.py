@@ -35,9 +35,19 @@ def endpoint() -> Iterator[LocalEndpoint]:
 
 
 def start_fleet(
-    tmp_path: Path, host: str, run_id: str, *, expect: int = 2, workers: int = 2, extra: tuple[str, ...] = ()
+    tmp_path: Path,
+    host: str,
+    run_id: str,
+    *,
+    expect: int = 2,
+    workers: int = 2,
+    extra: tuple[str, ...] = (),
+    hog: bool = False,
 ) -> tuple[subprocess.Popen[str], list[subprocess.Popen[str]], Any]:
-    """A master expecting `expect` workers, `workers` of them started now; the third value starts one more."""
+    """A master expecting `expect` workers, `workers` of them started now; the third value starts one more.
+
+    With `hog`, the first worker runs a CPU hog beside its users and spools its windows under `tmp_path / "hog"`
+    (so the test knows the fleet index it was given)."""
     scenario = tmp_path / "fleet.yaml"
     scenario.write_text(SCENARIO)
     with socket.socket() as probe:
@@ -53,12 +63,15 @@ def start_fleet(
     )  # fmt: skip
     worker_argv = [*common, "--worker", "--master-host", "127.0.0.1", "--master-port", str(port)]
     worker_argv += ["--metrics-port", "0", "--results-dir", str(tmp_path)]
+    hog_argv = [*worker_argv, "--results-dir", str(tmp_path / "hog")]
+    hog_argv[hog_argv.index(str(LOCUSTFILE))] = str(ROOT / "tests" / "integration" / "hog_locustfile.py")
 
-    def start_worker() -> subprocess.Popen[str]:
+    def start_worker(argv: list[str] = worker_argv) -> subprocess.Popen[str]:
         log = open(tmp_path / f"worker-{time.monotonic_ns()}.log", "w")  # noqa: SIM115 - kept by the process
-        return subprocess.Popen(worker_argv, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
+        return subprocess.Popen(argv, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
 
-    return master, [start_worker() for _ in range(workers)], start_worker
+    started = [start_worker(hog_argv if hog and i == 0 else worker_argv) for i in range(workers)]
+    return master, started, start_worker
 
 
 def wait_for_first_window(results: Path, timeout: float = 60) -> None:
@@ -126,6 +139,8 @@ def test_a_worker_killed_mid_run_leaves_a_visible_gap(endpoint: LocalEndpoint, t
     assert windows[0]["missing_workers"] == [] and not windows[0]["partial"]
     gap = [w for w in windows if w["missing_workers"]]
     assert gap and all(w["missing_workers"] == [lost] and w["partial"] and w["verdict"] == "partial" for w in gap)
+    for w in gap:  # shown with the part of the fleet's schedule that ran, never client-bound
+        assert 0 < w["verdict_detail"]["ran"] < 1 and "client-bound" not in w["verdict_detail"]["labels"]
     # from the next window that had not started, the survivor carries the whole rate: whole windows again
     last = windows[-1]
     assert last["rebalanced"] == [lost] and last["missing_workers"] == [] and not last["partial"]
@@ -160,3 +175,23 @@ def test_a_worker_that_joins_mid_run_takes_a_share_of_the_next_windows(endpoint:
     shares = windows[-1]["workers"].values()
     assert all(abs(s["offered"] - windows[-1]["summary"]["offered"] / 2) <= 1 for s in shares)
     assert "worker 1 joined" in out
+
+
+@pytest.mark.slow
+def test_a_fleet_with_one_starved_worker_says_which(endpoint: LocalEndpoint, tmp_path: Path) -> None:
+    master, workers, _ = start_fleet(tmp_path, endpoint.url, "starved", hog=True)
+    out = finish(master, workers)
+    assert master.returncode == 0, out[-4000:]
+    (spool,) = (tmp_path / "hog" / "starved").glob("worker-*.jsonl")
+    hog = int(spool.stem.removeprefix("worker-"))  # the fleet index the hog worker was given
+    windows = [r for r in read_results(tmp_path / "starved" / "results.jsonl") if r["type"] == "window"]
+    assert len(windows) == 4
+    for window in windows:
+        detail = window["verdict_detail"]
+        assert "client-bound" in detail["labels"], (window["index"], detail, window["saturation"])
+        assert hog in detail["workers"] and {"cpu", "lag"} & set(window["workers"][str(hog)]["reasons"])
+        # the merged window names exactly the workers whose own evidence made them client-bound (on a busy host
+        # the other worker can be measurably late too: then it is named with its own figures)
+        assert detail["workers"] == sorted(int(w) for w, share in window["workers"].items() if share["reasons"])
+    assert f"on worker {hog}" in out or f"on worker {min(hog, 1 - hog)}, {max(hog, 1 - hog)}" in out
+    assert "conclusion:" in out

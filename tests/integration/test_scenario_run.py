@@ -41,8 +41,14 @@ def test_quickstart_reproduces_the_ceiling_and_reconciles_with_the_server(
     assert [w["index"] for w in windows] == [0, 1, 2, 3]
     assert [w["target_rate"] for w in windows] == [50, 100, 150, 200]
     assert [w["verdict"] for w in windows] == ["ok", "ok", "throttled", "throttled"], [
-        (w["verdict"], w["saturation"]) for w in windows
+        (w["verdict_detail"], w["saturation"]) for w in windows
     ]
+    assert all(w["verdict_detail"]["labels"] == [w["verdict"]] for w in windows)  # the client was not the limit
+    conclusion = result.end["conclusion"]
+    assert (conclusion["service_limited"], conclusion["client_limited"]) == ([2, 3], [])
+    assert f"conclusion: {conclusion['text']}" in result.stdout
+    assert conclusion["text"].startswith("DynamoDB capped accepted requests at ")
+    assert "from window 2 on (offered 150-200/s); the client was not the limit." in conclusion["text"]
 
     # What the client counted equals what the server saw, request for request.
     sent = sum(w["summary"]["sent"] for w in windows)
@@ -77,6 +83,7 @@ def test_quickstart_reproduces_the_ceiling_and_reconciles_with_the_server(
         assert window["summary"]["dropped"] == 0
 
     assert "| window | target/s | offered | accepted/s | throttled |" in result.stdout
+    assert "| sent | cpu | late | dropped | pool | verdict | reasons |" in " ".join(result.stdout.split())
     assert quickstart_endpoint.stats()["tables"].get("items-qs", {}).get("DeleteTable", {}).get("ok") == 1
 
 
@@ -117,7 +124,8 @@ def test_a_starved_run_reports_dropped_sends_and_is_client_bound(tmp_path: Path)
         assert summary["dropped"] > 0.3 * summary["offered"]
         assert summary["sent"] + summary["dropped"] == summary["offered"]
         assert window["verdict"] == "client-bound"
-        assert "dropped" in window["saturation"]["reasons"]
+        assert "dropped" in window["saturation"]["reasons"] and "dropped" in window["verdict_detail"]["reasons"]
+    assert "raise concurrency" in result.end["conclusion"]["text"]
 
 
 @pytest.mark.slow
@@ -130,7 +138,50 @@ def test_a_cpu_hog_in_the_worker_makes_its_windows_client_bound(tmp_path: Path) 
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.windows and all(w["verdict"] == "client-bound" for w in result.windows)
-    assert all("cpu" in w["saturation"]["reasons"] for w in result.windows)
+    assert all({"cpu", "lag"} & set(w["verdict_detail"]["reasons"]) for w in result.windows)
+    assert result.end["conclusion"]["client_limited"] == [w["index"] for w in result.windows]
+
+
+def ramp_across_the_ceiling(tmp_path: Path) -> Path:
+    """50 to 200 writes/s over a ~103 writes/s ceiling (capacity_scale 0.025), 6 s windows."""
+    ramp = "ramp: {from: 50, to: 200, step: 50, window: 6s}"
+    return write_scenario(tmp_path, put_scenario("ramp", ramp, capacity_scale=0.025, concurrency=20))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("busy_neighbour", [False, True], ids=["alone", "busy-neighbour"])
+def test_a_clean_ramp_across_the_ceiling_is_never_client_bound(tmp_path: Path, busy_neighbour: bool) -> None:
+    neighbour = None
+    if busy_neighbour:  # a second process spinning on the other core, for at most two minutes
+        spin = "import time\nend = time.monotonic() + 120\nwhile time.monotonic() < end: pass"
+        neighbour = subprocess.Popen([sys.executable, "-c", spin])
+    try:
+        result = run_dynlocust(ramp_across_the_ceiling(tmp_path), tmp_path, run_id="ramp")
+    finally:
+        if neighbour is not None:
+            neighbour.kill()
+            neighbour.wait(10)
+    assert result.returncode == 0, result.stderr[-3000:]
+    details = [w["verdict_detail"] for w in result.windows]
+    assert len(details) == 4 and not [d for d in details if "client-bound" in d["labels"]], [
+        (d, w["saturation"]) for d, w in zip(details, result.windows, strict=True)
+    ]
+    assert details[-1]["labels"] == ["throttled"]  # DynamoDB said no, with a healthy client
+    assert result.end["conclusion"]["client_limited"] == []
+
+
+@pytest.mark.slow
+def test_a_run_stopped_mid_way_has_unjudged_windows_and_none_client_bound(tmp_path: Path) -> None:
+    steps = "steps: [{rate: 20, window: 20s}, {rate: 20, window: 20s}]"  # -t 6s stops inside window 0
+    scenario = write_scenario(tmp_path, put_scenario("stopped", steps, concurrency=10))
+    result = run_dynlocust(scenario, tmp_path, "-t", "6s", run_id="stopped")
+    assert result.returncode == 4, result.stderr[-3000:]  # stopped early
+    details = [w["verdict_detail"] for w in result.windows]
+    assert len(details) == 2 and details[1]["labels"] == ["not-run"] and details[1]["ran"] == 0, details
+    assert details[0]["labels"][0] in ("partial", "not-run") and 0 <= details[0]["ran"] < 1, details
+    assert not [d for d in details if "client-bound" in d["labels"] or d["reasons"]]
+    assert result.end["conclusion"]["incomplete"] == [0, 1]
+    assert "they are not judged" in result.stdout and "nothing can be concluded" in result.stdout
 
 
 def test_validate_accepts_every_shipped_scenario() -> None:

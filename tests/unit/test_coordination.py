@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from dynlocust.coordination import EXIT_ABORTED, EXIT_INCOMPLETE, EXIT_OK, EXIT_SLO, FleetReport
-from dynlocust.pacing import split_segment
+from dynlocust.pacing import PacingCounts, split_segment
 from dynlocust.results import ResultsWriter, read_results
 from dynlocust.saturation import Saturation
 from dynlocust.scenario import load_scenario_text
@@ -44,9 +44,13 @@ def make_report(tmp_path: Path, workers: int, slos: str = "") -> FleetReport:
     return report
 
 
-def worker_window(report: FleetReport, index: int, worker: int, kinds: dict[str, int]) -> dict[str, Any]:
+def worker_window(
+    report: FleetReport, index: int, worker: int, kinds: dict[str, int], shares: int | None = None
+) -> dict[str, Any]:
+    """Worker ``worker``'s record of a window, its share one of ``shares`` (default: one per worker)."""
     window = report.plan.windows[index]
-    segment = split_segment(index, window.start, window.duration, window.rate, [1.0] * report.worker_count)[worker]
+    weights = [1.0] * (shares or report.worker_count)
+    segment = split_segment(index, window.start, window.duration, window.rate, weights)[worker]
     stats = WindowStats.for_segment(segment, bin_seconds=1.0)
     for kind, n in kinds.items():
         for i in range(n):
@@ -55,6 +59,7 @@ def worker_window(report: FleetReport, index: int, worker: int, kinds: dict[str,
                 reasons=["TableWriteKeyRangeThroughputExceeded"] if kind == "throttled" else [],
                 latency=0.002 * (i + 1), latency_from_intended=0.003 * (i + 1), write_units=1.0,
             )  # fmt: skip
+    stats.apply_pacing(PacingCounts(index, segment.count, handed=segment.count))  # every send came due
     record = stats.to_dict()
     record.update(phase=window.phase, saturation=IDLE.to_dict(), worker_index=worker)
     return record
@@ -138,7 +143,7 @@ def test_a_rebalanced_share_makes_later_windows_whole_again(tmp_path: Path) -> N
     report.add_window(0, worker_window(report, 0, 0, {"ok": 10}))
     report.worker_lost(1)
     report.rebalance(1, from_window=1)
-    survivor = worker_window(report, 1, 0, {"ok": 40})  # one worker now carries the whole window
+    survivor = worker_window(report, 1, 0, {"ok": 40}, shares=1)  # one worker now carries the whole window
     report.add_window(0, survivor)
     report.worker_done(0, totals(0, 50))
     assert [w.missing_workers for w in report.closed] == [[1], []]
@@ -161,3 +166,38 @@ def test_a_worker_that_joins_is_expected_only_from_its_first_window(tmp_path: Pa
     report.worker_done(0, totals(0, 30))
     report.worker_done(1, totals(1, 20))
     assert report.closed[1].summary["sent"] == 40 and report.exit_code == EXIT_OK
+
+
+def test_a_fleet_window_names_its_starved_worker_and_the_run_concludes(tmp_path: Path) -> None:
+    starved = Saturation(True, ("cpu",), 0.97, 0.002, 0, 0, cpu_seconds=2.0, late_bound=0.025, due=10, sent=10)
+    report = make_report(tmp_path, 2)
+    for index in (0, 1):
+        for worker in (0, 1):
+            record = worker_window(report, index, worker, {"ok": 5 * (index + 1)})
+            if worker == 1:
+                record["saturation"] = starved.to_dict()
+            report.add_window(worker, record)
+    report.worker_done(0, totals(0, 15))
+    report.worker_done(1, totals(1, 15))
+    assert [(w.verdict_detail.labels, w.verdict_detail.workers) for w in report.closed] == [
+        (("client-bound",), (1,)),
+        (("client-bound",), (1,)),
+    ]
+    records = read_results(tmp_path / "r.jsonl")
+    assert records[1]["workers"]["1"]["reasons"] == ["cpu"] and records[1]["workers"]["0"]["reasons"] == []
+    assert records[1]["verdict_detail"]["workers"] == [1] and records[1]["saturation"]["workers"] == [1]
+    out = report.out.getvalue()  # type: ignore[attr-defined]
+    assert "| client-bound | cpu (worker 1) |" in out
+    conclusion = records[-1]["conclusion"]
+    assert conclusion["client_limited"] == [0, 1] and "on worker 1" in conclusion["text"]
+    assert f"conclusion: {conclusion['text']}" in out
+
+
+def test_a_window_nobody_reported_is_not_run(tmp_path: Path) -> None:
+    report = make_report(tmp_path, 1)
+    report.add_window(0, worker_window(report, 0, 0, {"ok": 20}))
+    report.worker_done(0, totals(0, 20, "interrupted"))  # stopped: window 1 never reported
+    assert [w.verdict for w in report.closed] == ["ok", "not-run"]
+    assert report.closed[1].verdict_detail.ran == 0.0
+    records = read_results(tmp_path / "r.jsonl")
+    assert records[-1]["conclusion"]["incomplete"] == [1]

@@ -101,11 +101,30 @@ def test_slow_users_make_drops_counted_exactly() -> None:
     run_users(pacer, n_users=2, work=0.02, timeout=5)  # ~100 sends/s of capacity
     c0, c1 = pacer.window_counts(0), pacer.window_counts(1)
     assert c0.dropped > 100
+    assert c0.stalled < c0.dropped  # the sends waited in vain for a free user: the process itself ran
     assert c0.scheduled == 400 == c0.handed + c0.dropped
     assert c0.cancelled == 0
     assert c1.scheduled == c1.handed + c1.dropped == 25
     # no catch-up: without max_lateness the last sends would be ~0.75 s late (slack for a stalled box)
     assert c0.lag_max is not None and c0.lag_max <= lateness + 0.1
+
+
+def test_a_process_that_does_not_run_counts_its_drops_as_stalled() -> None:
+    t0 = time.time() + 0.05
+    pacer = Pacer([Segment(0, t0, 0.8, 200.0)], max_lateness=0.05)  # 160 sends, 10 idle users
+
+    def hog() -> None:  # holds the process 0.3 s without yielding: ~50 sends come and go unseen
+        gevent.sleep(max(0.0, t0 + 0.2 - time.time()))
+        end = time.perf_counter() + 0.3
+        while time.perf_counter() < end:
+            pass
+
+    stall = gevent.spawn(hog)
+    run_users(pacer, n_users=10, work=0.0, timeout=5)
+    stall.join()
+    counts = pacer.window_counts(0)
+    assert counts.scheduled == 160 == counts.handed + counts.dropped
+    assert 30 <= counts.stalled <= counts.dropped, counts
 
 
 def test_two_half_pacers_sum_to_the_whole() -> None:

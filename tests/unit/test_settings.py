@@ -7,6 +7,7 @@ from argparse import Namespace
 import pytest
 
 from dynlocust.errors import ConfigurationError
+from dynlocust.saturation import Thresholds
 from dynlocust.settings import Settings, from_options
 
 
@@ -29,6 +30,13 @@ def test_defaults() -> None:
         ({"stall_seconds": "30"}, "stall_seconds", 30.0),
         ({"run_margin_seconds": "5"}, "run_margin", 5.0),
         ({"master_timeout": "3"}, "master_timeout", 3.0),
+        ({"client_cpu": "0.8"}, "thresholds", Thresholds(cpu=0.8)),
+        (
+            {"client_late_min": "50", "client_late_seconds": "0.05"},
+            "thresholds",
+            Thresholds(late_min=50, late_seconds=0.05),
+        ),
+        ({"client_dropped_fraction": "0"}, "thresholds", Thresholds(dropped_fraction=0.0)),
         ({"run_id": "nightly-2026.11_30"}, "run_id", "nightly-2026.11_30"),
         ({"run_id": "x" * 64}, "run_id", "x" * 64),
     ],
@@ -48,6 +56,11 @@ def test_good_values(options: dict, field: str, value: object) -> None:
         ({"metrics_port": "70000"}, "--metrics-port: expected a TCP port from 0 to 65535, found 70000"),
         ({"region": "us east 1"}, "--region: expected an AWS region name such as us-east-1, found 'us east 1'"),
         ({"stall_seconds": "-1"}, "--stall-seconds: expected a positive number of seconds, found '-1'"),
+        ({"client_cpu": "1.5"}, "--client-cpu: expected a number from 0.05 to 1, found '1.5'"),
+        ({"client_cpu": "high"}, "--client-cpu: expected a number from 0.05 to 1, found 'high'"),
+        ({"client_late_min": "2.5"}, "--client-late-min: expected a whole number from 1 to 1,000,000,000, found '2.5'"),
+        ({"client_late_fraction": "nan"}, "--client-late-fraction: expected a number from 0 to 1, found 'nan'"),
+        ({"client_cpu_min_seconds": "0"}, "--client-cpu-min-seconds: expected a number from 0.1 to 3600, found '0'"),
     ],
 )
 def test_bad_values(options: dict, message: str) -> None:

@@ -10,6 +10,7 @@ import csv
 import io
 import json
 import shutil
+from html import escape
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -167,7 +168,9 @@ def test_a_master_merged_window_with_a_lost_worker_is_partial(tmp_path: Path) ->
         (["ok", "throttled"], "throttled"),
         (["throttled", "errors"], "errors"),
         (["errors", "partial"], "partial"),
-        (["partial", "client-bound", "ok"], "client-bound"),
+        (["partial", "client-bound", "ok"], "partial"),  # a window that ran in part is never client-bound
+        (["client-bound", "throttled", "ok"], "client-bound"),
+        (["ok", "not-run"], "not-run"),
     ],
 )
 def test_worst_verdict_follows_the_verdict_precedence(verdicts: list[str], expected: str) -> None:
@@ -323,6 +326,59 @@ def test_main_reports_user_errors_with_exit_2(
     assert err.startswith("dynlocust: error: ") and message in err
 
 
+def test_results_recorded_before_verdict_details_still_load() -> None:
+    report = build.load_report(COMPLETE)  # recorded before verdict_detail, late counts and conclusions existed
+    recorded = _windows(COMPLETE)
+    for w, r in zip(report.windows, recorded, strict=True):
+        assert w.verdict_detail is not None and w.verdict_detail.labels == (r["verdict"],)
+        assert w.saturation is not None and w.saturation.reasons == tuple(r["saturation"]["reasons"])
+    assert report.conclusion is not None and report.conclusion.client_limited == (1, 2, 3)
+    assert report.conclusion.text.startswith("Windows 1-3 are client-bound (lag, dropped; ")
+    assert "0 of 0" not in report.conclusion.text  # figures it does not have are left out, not shown as zeros
+
+
+def _fleet_results(tmp_path: Path) -> Path:
+    """A real `FleetReport` of two workers, worker 1 near a core in window 1, written to a results file."""
+    from dynlocust.saturation import Saturation
+    from tests.unit.test_coordination import make_report, totals, worker_window
+
+    starved = Saturation(True, ("cpu",), 0.97, 0.002, 0, 0, cpu_seconds=2.0, late_bound=0.025, due=20, sent=20)
+    report = make_report(tmp_path, 2)
+    for index in (0, 1):
+        for worker in (0, 1):
+            record = worker_window(report, index, worker, {"ok": 4, "throttled": 1 + index * 4})
+            if (index, worker) == (1, 1):
+                record["saturation"] = starved.to_dict()
+            report.add_window(worker, record)
+    report.worker_done(0, totals(0, 15))
+    report.worker_done(1, totals(1, 15))
+    return tmp_path / "r.jsonl"
+
+
+def test_the_verdict_its_evidence_and_the_conclusion_reach_every_format(tmp_path: Path) -> None:
+    report = build.load_report(_fleet_results(tmp_path))
+    end = _records(tmp_path / "r.jsonl")[-1]
+    assert report.conclusion is not None and report.conclusion.text == end["conclusion"]["text"]
+    assert [w.verdict_detail.labels for w in report.windows if w.verdict_detail] == [
+        ("throttled",),
+        ("throttled", "client-bound"),  # CPU near a core, yet every send left on time: DynamoDB's no is stronger
+    ]
+    assert "the client was also limited in window 1 (cpu; CPU 0.97 of a core; on worker 1)" in end["conclusion"]["text"]
+
+    text = markdown.render(report)
+    assert f"**Conclusion:** {end['conclusion']['text']}" in text
+    assert "| throttled + client-bound | cpu (worker 1) |" in text
+    page = html.render(report)
+    assert f'<p id="conclusion">{escape(end["conclusion"]["text"])}</p>' in page
+    assert '<td class="text reasons">cpu (worker 1)</td>' in page
+    rows = list(csv.DictReader(io.StringIO(csvout.render(report)["windows.csv"])))
+    assert [(r["verdicts"], r["stronger"], r["reasons"], r["client_bound_workers"]) for r in rows] == [
+        ("throttled", "", "", ""),
+        ("throttled;client-bound", "service", "cpu", "1"),
+    ]
+    assert rows[1]["cpu"] == "0.970" and rows[1]["ran_fraction"] == "1.0000" and rows[1]["due"] == "20"
+
+
 HOSTILE = '=HYPERLINK("http://x")|<img src=x onerror=alert(1)>\n| forged | row |\r`code`'
 
 
@@ -370,6 +426,7 @@ def test_csv_neutralizes_formulas_and_keeps_its_columns(tmp_path: Path) -> None:
                 if cell[:1] in ("=", "+", "-", "@", "\t", "\r"):
                     float(cell)  # only a number may start so (a negative one); anything else is escaped
     windows = list(csv.DictReader(io.StringIO(files["windows.csv"])))
-    assert windows[0]["verdict"] == "'" + HOSTILE and windows[0]["phase"] == "'" + HOSTILE
+    assert windows[0]["phase"] == "'" + HOSTILE
+    assert windows[0]["verdict"] == "partial"  # a verdict outside the vocabulary is never echoed: read as partial
     throttles = list(csv.DictReader(io.StringIO(files["throttles.csv"])))
     assert {r["code"] for r in throttles} == {"'@SUM(1)", "'-1+2"}

@@ -45,3 +45,15 @@ def test_throttle_ratio_is_of_sent_requests() -> None:
 
 def test_no_run_no_rows() -> None:
     assert webui.window_rows(None) == [] and webui.throttle_rows(None) == []
+
+
+def test_window_rows_show_the_verdicts_evidence_and_worker(tmp_path: Path) -> None:
+    from tests.unit.report.test_build import _fleet_results
+
+    rows = webui.window_rows(build.load_report(_fleet_results(tmp_path)))
+    assert [(r["verdict"], r["reasons"]) for r in rows] == [
+        ("throttled", "-"),
+        ("throttled + client-bound", "cpu (worker 1)"),
+    ]
+    assert (rows[1]["cpu"], rows[1]["sent"], rows[1]["dropped"], rows[1]["pool"]) == ("0.97", "20/20", "0", "0")
+    assert rows[1]["late"] == "0 over 25 ms"
