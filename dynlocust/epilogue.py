@@ -26,13 +26,6 @@ EXIT_MEANINGS = {
 }
 """dynlocust's exit codes (defined in `dynlocust.coordination` and `dynlocust.errors`) in words."""
 
-_FLAGGED = (
-    ("client-bound", "the load generator was the limit"),
-    ("errors", "requests failed other than by throttling"),
-    ("partial", "not fully observed"),
-)
-"""Verdicts whose windows say nothing about DynamoDB's limit, and why."""
-
 _pending: list[tuple[Path, TextIO]] = []
 
 
@@ -41,28 +34,10 @@ def exit_meaning(code: int) -> str:
 
 
 def conclusion(report: Any) -> str | None:
-    """The run's conclusion in one line, from its closed windows' verdicts (a `RunReport`); None if there are none.
-
-    The single place the conclusion comes from: a fuller one replaces this function's body.
-    """
-    windows = report.windows
-    if not windows:
+    """The run's conclusion in words (a `RunReport`'s, decided once by `dynlocust.conclusion`); None without windows."""
+    if not report.windows or report.conclusion is None:
         return None
-    throttled = [w for w in windows if w.verdict == "throttled"]
-    if throttled:
-        first = throttled[0]
-        parts = [f"DynamoDB throttled from window {first.index} (target {first.summary['target_rate']:,.0f}/s)"]
-    elif all(w.verdict == "ok" for w in windows):
-        parts = [f"no throttles up to {max(w.summary['target_rate'] for w in windows):,.0f}/s"]
-    else:
-        parts = ["no window measured DynamoDB's limit"]
-    peak = max(windows, key=lambda w: w.summary["accepted_per_s"])
-    parts.append(f"{peak.summary['accepted_per_s']:,.1f}/s accepted at best (window {peak.index})")
-    for verdict, why in _FLAGGED:
-        marked = [w.index for w in windows if w.verdict == verdict]
-        if marked:
-            parts.append(f"{verdict} ({why}): windows {marked}")
-    return "; ".join(parts)
+    return str(report.conclusion.text)
 
 
 def arm(options: Any, results_path: Path) -> None:

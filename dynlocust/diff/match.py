@@ -80,9 +80,11 @@ def match_windows(base: RunSide, new: RunSide) -> Matched:
         )
     for pair in pairs:
         for side, w in ((base, pair.base), (new, pair.new)):
-            if str(w.verdict) in NOT_COMPARABLE:
+            labels = w.verdict_detail.labels if w.verdict_detail is not None else (str(w.verdict),)
+            blocked = next((label for label in labels if label in NOT_COMPARABLE), None)
+            if blocked is not None:  # "throttled" first does not make a client-bound window clean
                 raise DiffError(
-                    f"refused: window {pair.label!r} is {w.verdict} in the {side.label} ({side.source}, window "
+                    f"refused: window {pair.label!r} is {blocked} in the {side.label} ({side.source}, window "
                     f"{w.index}): its figures are not the service's, so they are not compared"
                 )
     return Matched(

@@ -26,6 +26,8 @@ class Window:
     """Median latency in seconds (log-normal spread around it)."""
     throttled: int = 0
     verdict: str = "ok"
+    also: tuple[str, ...] = ()
+    """Verdicts that apply besides `verdict` (written as the record's ``verdict_detail``)."""
     seconds: int = 5
     seed: int = 0
     units: float = 1.0
@@ -56,6 +58,8 @@ def write_results(
                 stats.record(at=at, kind=kind, latency=lat, latency_from_intended=lat, write_units=units)
             record = stats.to_dict()
             record.update(phase=w.phase, verdict=w.verdict, workers={"0": {}}, missing_workers=[])
+            if w.also:
+                record["verdict_detail"] = {"labels": [w.verdict, *w.also]}
             records.append(record)
             start += w.seconds
         run: dict[str, Any] = {"scenario": "known", "source": "known.yaml", "t0": t0, "worker_count": 1}

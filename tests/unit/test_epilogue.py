@@ -5,39 +5,13 @@ from __future__ import annotations
 import io
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
 
 import pytest
 
 from dynlocust import epilogue
 from dynlocust.coordination import EXIT_ABORTED, EXIT_INCOMPLETE, EXIT_OK, EXIT_SLO
+from dynlocust.report.build import load_report
 from dynlocust.results import ResultsWriter
-
-
-def window(index: int, verdict: str, target: float, accepted: float) -> Any:
-    return SimpleNamespace(index=index, verdict=verdict, summary={"target_rate": target, "accepted_per_s": accepted})
-
-
-def test_conclusion_names_the_first_throttled_window_and_the_best_accepted_rate() -> None:
-    report = SimpleNamespace(
-        windows=[window(0, "ok", 50, 50), window(1, "throttled", 100, 97.5), window(2, "throttled", 150, 96)]
-    )
-    assert epilogue.conclusion(report) == (
-        "DynamoDB throttled from window 1 (target 100/s); 97.5/s accepted at best (window 1)"
-    )
-
-
-def test_conclusion_flags_client_bound_and_partial_windows() -> None:
-    report = SimpleNamespace(windows=[window(0, "client-bound", 50, 49), window(1, "partial", 100, 20)])
-    assert epilogue.conclusion(report) == (
-        "no window measured DynamoDB's limit; 49.0/s accepted at best (window 0); "
-        "client-bound (the load generator was the limit): windows [0]; partial (not fully observed): windows [1]"
-    )
-
-
-def test_conclusion_when_every_window_is_ok() -> None:
-    report = SimpleNamespace(windows=[window(0, "ok", 50, 50), window(1, "ok", 100, 99.8)])
-    assert epilogue.conclusion(report) == "no throttles up to 100/s; 99.8/s accepted at best (window 1)"
 
 
 def test_no_windows_no_conclusion() -> None:
@@ -61,7 +35,7 @@ def test_writes_the_report_beside_the_results_and_prints_the_three_lines(tmp_pat
     path = epilogue.write(results, out, exit_code=EXIT_SLO)
     assert path == results.parent / "report" / "report.html" and path.is_file()
     lines = out.getvalue().strip().splitlines()
-    assert lines[0].startswith("conclusion: ")
+    assert lines[0] == f"conclusion: {load_report(results).conclusion.text}"  # decided once, by `conclude`
     assert lines[1].startswith(f"report: {path} (html, markdown, csv")
     assert lines[-1] == f"exit code 3: {epilogue.exit_meaning(EXIT_SLO)}"
 

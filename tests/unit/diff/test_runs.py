@@ -86,6 +86,13 @@ def test_a_window_that_is_not_the_services_is_refused(tmp_path: Path, verdict: s
         diff_runs(base, new)
 
 
+def test_a_throttled_window_that_is_also_client_bound_is_refused(tmp_path: Path) -> None:
+    base = _side(tmp_path, "a", RAMP)
+    new = _side(tmp_path, "b", [Window("ramp", 100), Window("ramp", 200, verdict="throttled", also=("client-bound",))])
+    with pytest.raises(DiffError, match="window 'ramp 200/s' is client-bound in the new"):
+        diff_runs(base, new)
+
+
 def test_other_tables_or_mix_are_refused(tmp_path: Path) -> None:
     other = {**SHAPE, "workload": {**SHAPE["workload"], "operations": [{"op": "get", "weight": 1.0, "table": "t"}]}}
     base = _side(tmp_path, "a", RAMP)
