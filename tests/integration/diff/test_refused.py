@@ -74,6 +74,9 @@ def _client_bound(src: Path, out: Path) -> Path:
         for r in rs:
             if r["type"] == "window" and r["index"] == 1:
                 r["verdict"] = "client-bound"
+                if "verdict_detail" in r:  # the verdict's one record: its labels, the first being `verdict`
+                    r["verdict_detail"]["labels"] = ["client-bound"]
+                    r["verdict_detail"]["stronger"] = "client"
         return rs
 
     return _edit(src, out, change)
