@@ -31,11 +31,12 @@ from typing import Any
 import orjson
 
 from dynlocust.local import errors
-from dynlocust.local.api import Backend, Ctx, request_region
+from dynlocust.local.api import Backend
 from dynlocust.local.config import LocalConfig
 from dynlocust.local.errors import ServiceError
 from dynlocust.local.limits import MAX_HEAD_BYTES, MAX_REQUEST_BYTES
 from dynlocust.local.shapes import check_request, operation_shapes
+from dynlocust.local.state import Ctx, request_region
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,305 @@
+"""Single-item operations (PutItem, GetItem, UpdateItem, DeleteItem) and the write plan they share with batches.
+
+A write is validated and priced as a `WritePlan` (the old and new item, every index entry it changes, the units
+it costs) before anything is applied, so a throttled or refused write leaves the store untouched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dynlocust.local import errors, expressions, legacy, params
+from dynlocust.local.limits import HASH_KEY_MAX_BYTES, RANGE_KEY_MAX_BYTES
+from dynlocust.local.params import Exprs
+from dynlocust.local.state import Ctx, State, throttle_error
+from dynlocust.local.store import Index, Item, Table, check_key_sizes, comparable
+from dynlocust.local.units import ITEM_LIMIT, Consumed, item_size, read_units, write_units
+
+
+@dataclass
+class WritePlan:
+    """One item write, validated and priced, not yet applied."""
+
+    table: Table
+    hk: Any
+    sk: Any
+    partition: str
+    old: Item | None
+    new: Item | None
+    entries: list[tuple[Index, Any, Any, int, int]]  # index, old entry, new entry, old/new projected size
+    table_units: float
+    gsi_units: dict[str, tuple[float, str]]
+    lsi_units: dict[str, float]
+    size_old: int
+    size_new: int
+
+
+def item_key(t: Table, item: Item) -> tuple[Any, Any, str]:
+    """(hk, sk, partition string) of a full item; errors worded as for PutItem."""
+    k = t.key
+    out = []
+    for attr, typ in ((k.hash_attr, k.hash_type), (k.range_attr, k.range_type)):
+        if attr is None or typ is None:
+            out.append(0)
+            continue
+        av = item.get(attr)
+        if av is None:
+            raise errors.validation(f"One or more parameter values were invalid: Missing the key {attr} in the item")
+        if typ not in av:
+            actual = next(iter(av), "?")
+            raise errors.validation(
+                "One or more parameter values were invalid: Type mismatch for key "
+                f"{attr} expected: {typ} actual: {actual}"
+            )
+        if av[typ] == "":
+            raise errors.validation(
+                "One or more parameter values are not valid. The AttributeValue for a key attribute "
+                f"cannot contain an empty {'string' if typ == 'S' else 'binary'} value. Key: {attr}"
+            )
+        out.append(comparable(av, typ))
+    hk, sk = out
+    if (type(hk) is bytes and len(hk) > HASH_KEY_MAX_BYTES) or (type(sk) is bytes and len(sk) > RANGE_KEY_MAX_BYTES):
+        check_key_sizes(hk, sk)  # inline test first: this runs on every write
+    return out[0], out[1], str(item[k.hash_attr][k.hash_type])
+
+
+def key_of(t: Table, key: Any, what: str = "") -> tuple[Any, Any, str]:
+    """(hk, sk, partition) of a Key parameter; anything but exactly the key -> the service's error."""
+    k = t.key
+    bad = errors.validation(what + "The provided key element does not match the schema")
+    if not isinstance(key, dict) or len(key) != (1 if k.range_attr is None else 2):
+        raise bad
+    hav = key.get(k.hash_attr)
+    if not isinstance(hav, dict) or k.hash_type not in hav:
+        raise bad
+    sk: Any = 0
+    if k.range_attr is not None:
+        rav = key.get(k.range_attr)
+        if not isinstance(rav, dict) or str(k.range_type) not in rav:
+            raise bad
+        if rav[str(k.range_type)] == "":
+            raise errors.validation(
+                "One or more parameter values are not valid. The AttributeValue for a key attribute "
+                f"cannot contain an empty string value. Key: {k.range_attr}"
+            )
+        sk = comparable(rav, str(k.range_type))
+    if hav[k.hash_type] == "":
+        raise errors.validation(
+            "One or more parameter values are not valid. The AttributeValue for a key attribute "
+            f"cannot contain an empty string value. Key: {k.hash_attr}"
+        )
+    hk = comparable(hav, k.hash_type)
+    if (type(hk) is bytes and len(hk) > HASH_KEY_MAX_BYTES) or (type(sk) is bytes and len(sk) > RANGE_KEY_MAX_BYTES):
+        check_key_sizes(hk, sk)
+    return hk, sk, str(hav[k.hash_type])
+
+
+def plan_write(
+    t: Table, hk: Any, sk: Any, partition: str, old: Item | None, new: Item | None, update: bool = False
+) -> WritePlan:
+    size_old = item_size(old)
+    size_new = item_size(new)
+    if size_new > ITEM_LIMIT:
+        raise errors.validation(f"Item size {'to update ' if update else ''}has exceeded the maximum allowed size")
+    entries: list[tuple[Index, Any, Any, int, int]] = []
+    gsi_units: dict[str, tuple[float, str]] = {}
+    lsi_units: dict[str, float] = {}
+    for group in (t.gsis, t.lsis):
+        for idx in group.values():
+            oe = idx.entry(old, t.key) if old else None
+            ne = idx.entry(new, t.key, update) if new else None
+            if oe is None and ne is None:
+                continue
+            po = idx.project(old, t.key) if oe is not None and old is not None else None
+            pn = idx.project(new, t.key) if ne is not None and new is not None else None
+            so = (size_old if po is old else item_size(po)) if po is not None else 0
+            sn = (size_new if pn is new else item_size(pn)) if pn is not None else 0
+            entries.append((idx, oe, ne, so, sn))
+            units = 0.0
+            if po is None:
+                units = write_units(sn)
+            elif pn is None:
+                units = write_units(so)
+            elif oe != ne:
+                units = write_units(so) + write_units(sn)
+            elif po != pn:
+                units = write_units(max(so, sn))
+            if units:
+                if idx.kind == "GSI":
+                    src = new if ne is not None else old
+                    assert src is not None
+                    hav = src[idx.key.hash_attr]
+                    gsi_units[idx.name] = (units, str(hav[idx.key.hash_type]))
+                else:
+                    lsi_units[idx.name] = units
+    table_units = write_units(max(size_old, size_new))
+    return WritePlan(t, hk, sk, partition, old, new, entries, table_units, gsi_units, lsi_units, size_old, size_new)
+
+
+def account(plan: WritePlan, consumed: Consumed, factor: float = 1.0) -> None:
+    consumed.add_table(plan.table_units * factor)
+    for name, (units, _) in plan.gsi_units.items():
+        consumed.add_gsi(name, units * factor)
+    for name, units in plan.lsi_units.items():
+        consumed.add_lsi(name, units * factor)
+
+
+def apply(plan: WritePlan) -> None:
+    t = plan.table
+    old, new = plan.old, plan.new
+    if old is not None:
+        t.size_bytes -= plan.size_old
+        t.item_count -= 1
+    if new is None:
+        t.base.remove(plan.hk, plan.sk)
+    else:
+        t.base.put(plan.hk, plan.sk, new)
+        t.size_bytes += plan.size_new
+        t.item_count += 1
+    for idx, oe, ne, so, sn in plan.entries:
+        if oe is not None:
+            idx.coll.remove(oe[0], oe[1])
+            idx.count -= 1
+            idx.size -= so
+        if ne is not None and new is not None:
+            idx.coll.put(ne[0], ne[1], new)
+            idx.count += 1
+            idx.size += sn
+
+
+def _write_answer(t: Table, plan: WritePlan, old: Item | None, rv: str, rcc: str | None) -> dict[str, Any]:
+    """PutItem's and DeleteItem's response: the old item when asked for, and the consumed capacity."""
+    out: dict[str, Any] = {}
+    if rv == "ALL_OLD" and old:
+        out["Attributes"] = old
+    if rcc:
+        c = Consumed(t.name, "write")
+        account(plan, c)
+        out["ConsumedCapacity"] = c.render(rcc)
+    return out
+
+
+def updated(t: Table, key: Item, old: Item | None, update: Any) -> Item:
+    base = dict(old) if old is not None else dict(key)
+    if update is None:
+        return base
+    touched = set(update.updated_paths) & set(t.key.names())
+    if touched:
+        attr = sorted(touched)[0]
+        raise errors.validation(
+            f"One or more parameter values were invalid: Cannot update attribute {attr}. "
+            "This attribute is part of the key"
+        )
+    try:
+        return update.apply(base)
+    except expressions.ExpressionError as exc:
+        raise (errors.detected if exc.detected else errors.validation)(str(exc)) from exc
+
+
+def put_item(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
+    req = legacy.translate(req, "Expected", "ConditionalOperator")
+    t = st.table(req, ctx)
+    item: Item = req.get("Item")  # type: ignore[assignment]  # checked on the next line
+    params.check_item(item)
+    rv = params.return_values(req, ("NONE", "ALL_OLD"))
+    rcc = params.return_consumed(req)
+    on_fail = params.return_on_fail(req)
+    ex = Exprs(req, single_write=True)
+    cond = ex.condition(req.get("ConditionExpression"))
+    ex.finish()
+    hk, sk, part = item_key(t, item)
+    old = t.base.get(hk, sk)
+    if cond is not None and not cond.evaluate(old):
+        raise st.condition_failed(t, old, part, on_fail)
+    plan = plan_write(t, hk, sk, part, old, item)
+    th = st.charge_write(plan)
+    if th is not None:
+        raise throttle_error(th)
+    apply(plan)
+    return _write_answer(t, plan, old, rv, rcc)
+
+
+def delete_item(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
+    req = legacy.translate(req, "Expected", "ConditionalOperator")
+    t = st.table(req, ctx)
+    rv = params.return_values(req, ("NONE", "ALL_OLD"))
+    rcc = params.return_consumed(req)
+    on_fail = params.return_on_fail(req)
+    ex = Exprs(req, single_write=True)
+    cond = ex.condition(req.get("ConditionExpression"))
+    ex.finish()
+    hk, sk, part = key_of(t, req.get("Key"))
+    old = t.base.get(hk, sk)
+    if cond is not None and not cond.evaluate(old):
+        raise st.condition_failed(t, old, part, on_fail)
+    plan = plan_write(t, hk, sk, part, old, None)
+    th = st.charge_write(plan)
+    if th is not None:
+        raise throttle_error(th)
+    if old is not None:
+        apply(plan)
+    return _write_answer(t, plan, old, rv, rcc)
+
+
+def update_item(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
+    req = legacy.translate(req, "Expected", "ConditionalOperator", "AttributeUpdates")
+    t = st.table(req, ctx)
+    rv = params.return_values(req, ("NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATED_NEW"))
+    rcc = params.return_consumed(req)
+    on_fail = params.return_on_fail(req)
+    ex = Exprs(req, single_write=True)
+    update = ex.update(req.get("UpdateExpression"))
+    cond = ex.condition(req.get("ConditionExpression"))
+    ex.finish()
+    key: Item = req.get("Key")  # type: ignore[assignment]  # checked by _key
+    hk, sk, part = key_of(t, key)
+    params.check_item(key)
+    old = t.base.get(hk, sk)
+    if cond is not None and not cond.evaluate(old):
+        raise st.condition_failed(t, old, part, on_fail)
+    new = updated(t, key, old, update)
+    plan = plan_write(t, hk, sk, part, old, new, update=True)
+    th = st.charge_write(plan)
+    if th is not None:
+        raise throttle_error(th)
+    apply(plan)
+    out: dict[str, Any] = {}
+    attrs: Item | None = None
+    if rv == "ALL_OLD":
+        attrs = old
+    elif rv == "ALL_NEW":
+        attrs = new
+    elif rv in ("UPDATED_OLD", "UPDATED_NEW"):
+        src = (old or {}) if rv == "UPDATED_OLD" else new
+        attrs = update.updated.apply(src) if update is not None else None
+    if attrs:
+        out["Attributes"] = attrs
+    if rcc:
+        c = Consumed(t.name, "write")
+        account(plan, c)
+        out["ConsumedCapacity"] = c.render(rcc)
+    return out
+
+
+def get_item(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
+    t = st.table(req, ctx)
+    rcc = params.return_consumed(req)
+    ex = Exprs(req)
+    project = params.projector(req, ex)
+    ex.finish()
+    hk, sk, part = key_of(t, req.get("Key"))
+    consistent = bool(req.get("ConsistentRead", False))
+    item = t.base.get(hk, sk)
+    units = read_units(item_size(item), consistent)
+    th = st.charge_read(t, None, units, part)
+    if th is not None:
+        raise throttle_error(th)
+    out: dict[str, Any] = {}
+    if item is not None:
+        out["Item"] = project(item) if project else item
+    if rcc:
+        c = Consumed(t.name, "read")
+        c.add_table(units)
+        out["ConsumedCapacity"] = c.render(rcc)
+    return out

@@ -1,0 +1,243 @@
+"""The request parameters every data-plane operation shares, checked as the service checks them.
+
+Expressions (`Exprs`: parsed once per request, every name and value given must be used), ReturnValues,
+ReturnValuesOnConditionCheckFailure, ReturnConsumedCapacity, projections, and the attribute values of items.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from dynlocust.local import errors, expressions
+from dynlocust.local.store import Item, KeyDef, comparable
+
+_AV_KINDS = frozenset(("S", "N", "B", "SS", "NS", "BS", "M", "L", "NULL", "BOOL"))
+
+
+_EXPRESSION_PARAMS = (
+    "ProjectionExpression",
+    "FilterExpression",
+    "KeyConditionExpression",
+    "ConditionExpression",
+    "UpdateExpression",
+)
+
+
+_EXPRESSION_SET = frozenset(_EXPRESSION_PARAMS)
+
+
+class Exprs:
+    """Parses one request's expressions and checks that every name and value given was used."""
+
+    def __init__(self, req: dict[str, Any], single_write: bool = False) -> None:
+        # PutItem, UpdateItem and DeleteItem word these request checks "1 validation error detected: ..."
+        self._fail = errors.detected if single_write else errors.validation
+        self.names: dict[str, str] | None = req.get("ExpressionAttributeNames")
+        self.values: dict[str, dict] | None = req.get("ExpressionAttributeValues")
+        if self.values is not None and not self.values:
+            raise self._fail("ExpressionAttributeValues must not be empty")
+        if self.names is not None and not self.names:
+            raise self._fail("ExpressionAttributeNames must not be empty")
+        self.used_names: set[str] = set()
+        self.used_values: set[str] = set()
+        self.any = False
+        texts = [v for p, v in req.items() if p in _EXPRESSION_SET and type(v) is str] if len(req) > 2 else []
+        if texts and not all(t.strip() for t in texts):
+            for p in _EXPRESSION_PARAMS:  # every expression's emptiness is checked before any is parsed
+                v = req.get(p)
+                if type(v) is str and not v.strip():
+                    message = f"Invalid {p}: The expression can not be empty;"
+                    raise (self._fail if p == "UpdateExpression" else errors.validation)(message)
+        if self.names or self.values:
+            self._precheck(texts)
+
+    def _precheck(self, texts: list[str]) -> None:
+        """What the service checks before parsing: key syntax, the values, names and values unused in the text."""
+        for label, given, sigil in (("Names", self.names, "#"), ("Values", self.values, ":")):
+            for k in given or ():
+                if not k.startswith(sigil):
+                    raise errors.validation(
+                        f'ExpressionAttribute{label} contains invalid key: Syntax error; key: "{k}"'
+                    )
+        for k, av in (self.values or {}).items():
+            check_av(av, k)
+        joined = " ".join(texts)
+        for label, given in (("Names", self.names), ("Values", self.values)):
+            unused = sorted(k for k in given or () if not re.search(re.escape(k) + r"(?![A-Za-z0-9_])", joined))
+            if unused and texts:
+                raise self._fail(
+                    f"Value provided in ExpressionAttribute{label} unused in expressions: keys: {{{', '.join(unused)}}}"
+                )
+
+    def _track(self, obj: Any) -> Any:
+        self.any = True
+        self.used_names |= obj.used_names
+        self.used_values |= obj.used_values
+        return obj
+
+    def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        try:
+            return self._track(fn(*args))
+        except expressions.ExpressionError as exc:
+            raise (errors.detected if exc.detected else errors.validation)(str(exc)) from exc
+
+    def condition(self, text: str | None, kind: str = "ConditionExpression") -> Any:
+        if text is None:
+            return None
+        return self._call(expressions.parse_condition, text, self.names, self.values, kind)
+
+    def update(self, text: str | None) -> Any:
+        if text is None:
+            return None
+        return self._call(expressions.parse_update, text, self.names, self.values)
+
+    def projection(self, text: str | None) -> Any:
+        if text is None:
+            return None
+        return self._call(expressions.parse_projection, text, self.names)
+
+    def key_condition(self, text: str, key: KeyDef) -> Any:
+        if key.multi:
+            return self._call(
+                expressions.parse_multi_key_condition,
+                text,
+                self.names,
+                self.values,
+                [a for a, _ in key.hash_parts()],
+                [a for a, _ in key.range_parts()],
+            )
+        return self._call(expressions.parse_key_condition, text, self.names, self.values, key.hash_attr, key.range_attr)
+
+    def finish(self) -> None:
+        if not self.any:
+            if self.names is not None:
+                raise errors.validation("ExpressionAttributeNames can only be specified when using expressions")
+            if self.values is not None:
+                raise errors.validation("ExpressionAttributeValues can only be specified when using expressions")
+            return
+        if self.names:
+            unused = sorted(set(self.names) - self.used_names)
+            if unused:
+                raise self._fail(
+                    "Value provided in ExpressionAttributeNames unused in expressions: keys: {"
+                    + ", ".join(unused)
+                    + "}"
+                )
+        if self.values:
+            unused = sorted(set(self.values) - self.used_values)
+            if unused:
+                raise self._fail(
+                    "Value provided in ExpressionAttributeValues unused in expressions: keys: {"
+                    + ", ".join(unused)
+                    + "}"
+                )
+
+
+def _check_number(text: Any) -> None:
+    """A number the service would store: parseable, finite, at most 38 significant digits, within range."""
+    if not isinstance(text, str):
+        raise errors.serialization("NUMBER_VALUE cannot be converted to String")
+    d = comparable({"N": text}, "N")
+    if d == 0:
+        return
+    digits = d.as_tuple().digits
+    significant = "".join(map(str, digits)).strip("0")
+    if len(significant) > 38:
+        raise errors.validation("Attempting to store more than 38 significant digits in a Number")
+    adjusted = d.adjusted()
+    if adjusted > 125:
+        raise errors.validation(
+            "Number overflow. Attempting to store a number with magnitude larger than supported range"
+        )
+    if adjusted < -130:
+        raise errors.validation(
+            "Number underflow. Attempting to store a number with magnitude smaller than supported range"
+        )
+
+
+def check_item(item: Any) -> None:
+    if not isinstance(item, dict):
+        raise errors.validation("One or more parameter values were invalid: Item must be a map")
+    for name, av in item.items():
+        check_av(av, name)
+
+
+def check_av(av: Any, name: str) -> None:
+    if not isinstance(av, dict) or len(av) != 1:
+        raise errors.validation(
+            "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the "
+            "supported datatypes"
+            if isinstance(av, dict) and av
+            else "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes"
+        )
+    for kind, v in av.items():
+        if kind not in _AV_KINDS:
+            raise errors.serialization(f"Unexpected field type: {kind}")
+        if kind in ("SS", "NS", "BS"):
+            if not v:
+                label = {"SS": "string", "NS": "number", "BS": "binary"}[kind]
+                raise errors.detected(f"One or more parameter values were invalid: An {label} set  may not be empty")
+            if len(set(v)) != len(v):
+                raise errors.validation(
+                    f"One or more parameter values were invalid: Input collection {v} contains duplicates."
+                )
+            if kind == "NS":
+                for n in v:
+                    _check_number(n)
+        elif kind == "N":
+            _check_number(v)
+        elif kind == "M":
+            for k, e in v.items():
+                check_av(e, k)
+        elif kind == "L":
+            for e in v:
+                check_av(e, name)
+
+
+def return_values(req: dict[str, Any], allowed: tuple[str, ...]) -> str:
+    rv = req.get("ReturnValues", "NONE")
+    if rv not in allowed:
+        raise errors.validation("Return values set to invalid value")
+    return rv
+
+
+def return_on_fail(req: dict[str, Any]) -> bool:
+    v = req.get("ReturnValuesOnConditionCheckFailure", "NONE")
+    if v not in ("NONE", "ALL_OLD"):
+        raise errors.validation(
+            "1 validation error detected: Value '"
+            + str(v)
+            + "' at 'returnValuesOnConditionCheckFailure' failed to satisfy constraint: "
+            "Member must satisfy enum value set: [ALL_OLD, NONE]"
+        )
+    return v == "ALL_OLD"
+
+
+def return_consumed(req: dict[str, Any]) -> str | None:
+    mode = req.get("ReturnConsumedCapacity", "NONE")
+    if mode not in ("NONE", "TOTAL", "INDEXES"):
+        raise errors.validation(
+            "1 validation error detected: Value '"
+            + str(mode)
+            + "' at 'returnConsumedCapacity' failed to satisfy constraint: "
+            "Member must satisfy enum value set: [INDEXES, TOTAL, NONE]"
+        )
+    return None if mode == "NONE" else mode
+
+
+def projector(req: dict[str, Any], ex: Exprs) -> Callable[[Item], Item] | None:
+    proj = ex.projection(req.get("ProjectionExpression"))
+    atg = req.get("AttributesToGet")
+    if proj is not None and atg is not None:
+        raise errors.validation(
+            "Can not use both expression and non-expression parameters in the same request: "
+            "Non-expression parameters: {AttributesToGet} Expression parameters: {ProjectionExpression}"
+        )
+    if proj is not None:
+        return proj.apply
+    if atg is not None:
+        names = list(atg)
+        return lambda it: {n: it[n] for n in names if n in it}
+    return None
