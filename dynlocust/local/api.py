@@ -15,8 +15,9 @@ from typing import Any
 
 from dynlocust.local import batches, control, items, reads
 from dynlocust.local.config import LocalConfig
+from dynlocust.local.shapes import Spec, check_request, operation_shapes
 from dynlocust.local.state import Ctx, State
-from dynlocust.local.validation import check_param_types
+from dynlocust.local.validation import check_constraints
 
 Handler = Callable[[State, dict[str, Any], Ctx], dict[str, Any]]
 
@@ -51,21 +52,27 @@ class Backend:
 
     def __init__(self, config: LocalConfig, capacity: Any = None, clock: Callable[[], float] = time.monotonic):
         self.state = State(config, capacity, clock)
+        shapes = operation_shapes()  # loaded now (~0.3 s), not by the first request
         self.ops: dict[str, Callable[[dict[str, Any], Ctx], dict[str, Any]]] = {
-            op: self._dispatch(fn) for op, fn in OPERATIONS.items()
+            op: self._dispatch(op, fn, shapes.get(op)) for op, fn in OPERATIONS.items()
         }
 
     @property
     def capacity(self) -> Any:
         return self.state.capacity
 
-    def _dispatch(self, handler: Handler) -> Callable[[dict[str, Any], Ctx], dict[str, Any]]:
-        """`handler` behind the check of its parameters' JSON types (the service's first check), working on the
-        tables of the request's region."""
+    def _dispatch(
+        self, op: str, handler: Handler, shape: Spec | None
+    ) -> Callable[[dict[str, Any], Ctx], dict[str, Any]]:
+        """`handler` behind the check of its input's JSON types against the service model (the service's first
+        check, at every depth), then of the model's top-level constraints (all listed in one message), working on
+        the tables of the request's region."""
         state = self.state
 
         def run(req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
-            check_param_types(req)
+            if shape is not None:
+                check_request(shape, req)
+            check_constraints(op, req)
             state.use_region(ctx.region)
             return handler(state, req, ctx)
 

@@ -197,6 +197,8 @@ NESTING_MESSAGE = (
 _NULL_MESSAGE = "One or more parameter values were invalid: Null attribute value types must have the value of true"
 EMPTY_MESSAGE = "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes"
 _SET_SHAPES = {"SS": "string", "NS": "string", "BS": "blob"}
+_INVALID = "One or more parameter values were invalid: "
+_SET_LABELS = {"SS": "string", "NS": "number", "BS": "binary"}
 _MEMBER_SHAPES = {
     "S": "string",
     "N": "string",
@@ -237,7 +239,8 @@ def check_number_text(v: str) -> None:
 
 
 def check_value(av: Any, level: int = 1) -> None:
-    """Check one attribute value's JSON types, NULL/BOOL/number forms and nesting, as the service does on input.
+    """Check one attribute value as the service does on input: JSON types, NULL/BOOL forms, numbers (form, 38
+    significant digits, range), sets (not empty, no duplicates) and nesting. The only walk of a request's values.
 
     Raises the service's SerializationException for a JSON value of the wrong type and its ValidationException for
     a value nested more than MAX_NESTING_LEVELS deep; never recurses deeper than that, whatever the input.
@@ -254,6 +257,7 @@ def check_value(av: Any, level: int = 1) -> None:
                 _refuse_member(t, v)
             if len(v) > 2 * _MAX_DIGITS or _NUMBER_RE.fullmatch(v) is None:
                 check_number_text(v)
+            _check_number_range(v)
         elif t == "M" or t == "L":
             if v.__class__ is not (dict if t == "M" else list):
                 _refuse_member(t, v)
@@ -270,6 +274,17 @@ def check_value(av: Any, level: int = 1) -> None:
                     raise errors.wrong_json_type(x, _SET_SHAPES[t])
                 if t == "NS":
                     check_number_text(x)
+            if not v:
+                raise errors.detected(
+                    f"One or more parameter values were invalid: An {_SET_LABELS[t]} set  may not be empty"
+                )
+            if len(set(v)) != len(v):
+                raise errors.validation(
+                    f"One or more parameter values were invalid: Input collection {v} contains duplicates."
+                )
+            if t == "NS":
+                for x in v:
+                    _check_number_range(x)
         elif t == "B" or t == "BOOL" or t == "NULL":
             if v.__class__ is not (str if t == "B" else bool):
                 _refuse_member(t, v)
@@ -277,6 +292,25 @@ def check_value(av: Any, level: int = 1) -> None:
                 raise errors.validation(_NULL_MESSAGE)
         else:
             raise errors.serialization(f"Unexpected field type: {t}")
+
+
+def _check_number_range(text: str) -> None:
+    """A number the service would store: at most 38 significant digits, magnitude within 1E-130 .. 9.99E+125."""
+    d = Decimal(text)
+    if d.is_zero():
+        return
+    significant = "".join(map(str, d.as_tuple().digits)).strip("0")
+    if len(significant) > _MAX_DIGITS:
+        raise errors.validation("Attempting to store more than 38 significant digits in a Number")
+    adjusted = d.adjusted()
+    if adjusted > 125:
+        raise errors.validation(
+            "Number overflow. Attempting to store a number with magnitude larger than supported range"
+        )
+    if adjusted < -130:
+        raise errors.validation(
+            "Number underflow. Attempting to store a number with magnitude smaller than supported range"
+        )
 
 
 def _refuse_shape(av: Any) -> NoReturn:

@@ -68,7 +68,6 @@ def batch_write(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
         for wr in reqs:
             if "PutRequest" in wr:
                 item = wr["PutRequest"].get("Item")
-                params.check_item(item)
                 hk, sk, part = item_key(t, item)
                 new: Item | None = item
             elif "DeleteRequest" in wr:
@@ -219,7 +218,6 @@ def transact_write(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
         on_fail = params.return_on_fail(body)
         if kind == "Put":
             item = body.get("Item")
-            params.check_item(item)
             hk, sk, part = item_key(t, item)
         else:
             hk, sk, part = key_of(t, body.get("Key"))

@@ -143,16 +143,7 @@ def _spec(t: Table, idx: Index | None) -> Any:
 
 
 def create_table(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
-    name = req.get("TableName")
-    if not isinstance(name, str) or not _TABLE_NAME.match(name):
-        rule = (
-            "Member must have length greater than or equal to 3"
-            if isinstance(name, str) and len(name) < 3
-            else "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+"
-        )
-        raise errors.validation(
-            f"1 validation error detected: Value '{name}' at 'tableName' failed to satisfy constraint: {rule}"
-        )
+    name = req["TableName"]  # present and well-formed: validation.check_constraints
     ctx.tables.append(name)
     check_create_table(req)
     defs_list = req.get("AttributeDefinitions") or []
@@ -433,12 +424,7 @@ def update_table(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
 
 
 def list_tables(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
-    limit = req.get("Limit", 100)
-    if not isinstance(limit, int) or not 1 <= limit <= 100:
-        raise errors.validation(
-            f"1 validation error detected: Value '{limit}' at 'limit' failed to satisfy constraint: "
-            "Member must have value less than or equal to 100"
-        )
+    limit = req.get("Limit", 100)  # 1 to 100: validation.check_constraints
     names = sorted(st.tables)
     start = req.get("ExclusiveStartTableName")
     if start is not None:

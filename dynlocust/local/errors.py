@@ -74,7 +74,14 @@ def unknown_operation() -> ServiceError:
     return ServiceError("UnknownOperationException", "", prefix=CORAL_PREFIX)
 
 
-_JSON_TOKENS = {bool: "BOOLEAN_VALUE", int: "NUMBER_VALUE", float: "NUMBER_VALUE", str: "STRING_VALUE"}
+# the service's deserializer names the JSON token it found (as recorded against the service by dynalite's tests)
+_JSON_TOKENS = {
+    True: "TRUE_VALUE",
+    False: "FALSE_VALUE",
+    int: "NUMBER_VALUE",
+    float: "DECIMAL_VALUE",
+    str: "STRING_VALUE",
+}
 _EXPECTED_CONTAINER = {"structure": "Expected null", "map": "Expected map or null", "list": "Expected list or null"}
 
 
@@ -84,11 +91,14 @@ def wrong_json_type(value: Any, expected: str) -> ServiceError:
     `expected` is the member's shape type: "string", "integer", "boolean", ... or "structure", "map", "list".
     """
     if isinstance(value, dict):
-        return serialization("Start of structure or map found where not expected.")
+        return serialization("Start of structure or map found where not expected")
     if isinstance(value, list):
         return serialization("Start of list found where not expected")
     container = _EXPECTED_CONTAINER.get(expected)
     if container is not None:
         return serialization(container)
-    token = _JSON_TOKENS.get(type(value), "VALUE")
+    if isinstance(value, bool):
+        token = "TRUE_VALUE" if value else "FALSE_VALUE"
+    else:
+        token = _JSON_TOKENS.get(type(value), "VALUE")
     return serialization(f"{token} cannot be converted to {expected.capitalize()}")

@@ -201,7 +201,6 @@ def put_item(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     req = legacy.translate(req, "Expected", "ConditionalOperator")
     t = st.table(req, ctx)
     item: Item = req.get("Item")  # type: ignore[assignment]  # checked on the next line
-    params.check_item(item)
     rv = params.return_values(req, ("NONE", "ALL_OLD"))
     rcc = params.return_consumed(req)
     on_fail = params.return_on_fail(req)
@@ -254,7 +253,6 @@ def update_item(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     ex.finish()
     key: Item = req.get("Key")  # type: ignore[assignment]  # checked by _key
     hk, sk, part = key_of(t, key)
-    params.check_item(key)
     old = t.base.get(hk, sk)
     if cond is not None and not cond.evaluate(old):
         raise st.condition_failed(t, old, part, on_fail)

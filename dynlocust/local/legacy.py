@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 from dynlocust.local import errors
-from dynlocust.local.validation import serialization_error
 
 _LEGACY_OPS = {
     "EQ": "{a} = {v0}",
@@ -54,7 +53,7 @@ class _Rewriter:
         parts = []
         for attr, c in (conds or {}).items():
             if not isinstance(c, dict):
-                raise serialization_error(c, "map")
+                raise errors.wrong_json_type(c, "structure")
             a = self.name(attr)
             if "ComparisonOperator" in c:
                 op = c["ComparisonOperator"]
@@ -96,7 +95,7 @@ class _Rewriter:
         sets, removes, adds, deletes = [], [], [], []
         for attr, u in (updates or {}).items():
             if not isinstance(u, dict):
-                raise serialization_error(u, "map")
+                raise errors.wrong_json_type(u, "structure")
             a = self.name(attr)
             action = u.get("Action", "PUT")
             if action in ("PUT", "ADD") and not isinstance(u.get("Value"), dict):

@@ -11,10 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dynlocust.local import errors, expressions
-from dynlocust.local.store import Item, KeyDef, comparable
-
-_AV_KINDS = frozenset(("S", "N", "B", "SS", "NS", "BS", "M", "L", "NULL", "BOOL"))
-
+from dynlocust.local.store import Item, KeyDef
 
 _EXPRESSION_PARAMS = (
     "ProjectionExpression",
@@ -61,8 +58,6 @@ class Exprs:
                     raise errors.validation(
                         f'ExpressionAttribute{label} contains invalid key: Syntax error; key: "{k}"'
                     )
-        for k, av in (self.values or {}).items():
-            check_av(av, k)
         joined = " ".join(texts)
         for label, given in (("Names", self.names), ("Values", self.values)):
             unused = sorted(k for k in given or () if not re.search(re.escape(k) + r"(?![A-Za-z0-9_])", joined))
@@ -135,67 +130,6 @@ class Exprs:
                 )
 
 
-def _check_number(text: Any) -> None:
-    """A number the service would store: parseable, finite, at most 38 significant digits, within range."""
-    if not isinstance(text, str):
-        raise errors.serialization("NUMBER_VALUE cannot be converted to String")
-    d = comparable({"N": text}, "N")
-    if d == 0:
-        return
-    digits = d.as_tuple().digits
-    significant = "".join(map(str, digits)).strip("0")
-    if len(significant) > 38:
-        raise errors.validation("Attempting to store more than 38 significant digits in a Number")
-    adjusted = d.adjusted()
-    if adjusted > 125:
-        raise errors.validation(
-            "Number overflow. Attempting to store a number with magnitude larger than supported range"
-        )
-    if adjusted < -130:
-        raise errors.validation(
-            "Number underflow. Attempting to store a number with magnitude smaller than supported range"
-        )
-
-
-def check_item(item: Any) -> None:
-    if not isinstance(item, dict):
-        raise errors.validation("One or more parameter values were invalid: Item must be a map")
-    for name, av in item.items():
-        check_av(av, name)
-
-
-def check_av(av: Any, name: str) -> None:
-    if not isinstance(av, dict) or len(av) != 1:
-        raise errors.validation(
-            "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the "
-            "supported datatypes"
-            if isinstance(av, dict) and av
-            else "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes"
-        )
-    for kind, v in av.items():
-        if kind not in _AV_KINDS:
-            raise errors.serialization(f"Unexpected field type: {kind}")
-        if kind in ("SS", "NS", "BS"):
-            if not v:
-                label = {"SS": "string", "NS": "number", "BS": "binary"}[kind]
-                raise errors.detected(f"One or more parameter values were invalid: An {label} set  may not be empty")
-            if len(set(v)) != len(v):
-                raise errors.validation(
-                    f"One or more parameter values were invalid: Input collection {v} contains duplicates."
-                )
-            if kind == "NS":
-                for n in v:
-                    _check_number(n)
-        elif kind == "N":
-            _check_number(v)
-        elif kind == "M":
-            for k, e in v.items():
-                check_av(e, k)
-        elif kind == "L":
-            for e in v:
-                check_av(e, name)
-
-
 def return_values(req: dict[str, Any], allowed: tuple[str, ...]) -> str:
     rv = req.get("ReturnValues", "NONE")
     if rv not in allowed:
@@ -204,6 +138,7 @@ def return_values(req: dict[str, Any], allowed: tuple[str, ...]) -> str:
 
 
 def return_on_fail(req: dict[str, Any]) -> bool:
+    """ReturnValuesOnConditionCheckFailure; checked here too for a transaction's actions (nested members)."""
     v = req.get("ReturnValuesOnConditionCheckFailure", "NONE")
     if v not in ("NONE", "ALL_OLD"):
         raise errors.validation(
@@ -216,14 +151,8 @@ def return_on_fail(req: dict[str, Any]) -> bool:
 
 
 def return_consumed(req: dict[str, Any]) -> str | None:
+    """ReturnConsumedCapacity (its values checked by validation.check_constraints); None for NONE."""
     mode = req.get("ReturnConsumedCapacity", "NONE")
-    if mode not in ("NONE", "TOTAL", "INDEXES"):
-        raise errors.validation(
-            "1 validation error detected: Value '"
-            + str(mode)
-            + "' at 'returnConsumedCapacity' failed to satisfy constraint: "
-            "Member must satisfy enum value set: [INDEXES, TOTAL, NONE]"
-        )
     return None if mode == "NONE" else mode
 
 

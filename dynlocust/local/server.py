@@ -35,7 +35,6 @@ from dynlocust.local.api import Backend
 from dynlocust.local.config import LocalConfig
 from dynlocust.local.errors import ServiceError
 from dynlocust.local.limits import MAX_HEAD_BYTES, MAX_REQUEST_BYTES
-from dynlocust.local.shapes import check_request, operation_shapes
 from dynlocust.local.state import Ctx, request_region
 
 log = logging.getLogger(__name__)
@@ -145,9 +144,6 @@ class LocalServer:
             from dynlocust.local.auth import SigV4Verifier
 
             self.verifier = SigV4Verifier(config.credentials)
-        self.shapes = operation_shapes()
-        from dynlocust.local import expressions  # noqa: F401  (loaded now, not by the first request that needs it)
-
         self._open = 0  # connections being served
         self._buffered = 0  # bytes of request bodies being received, reserved by Content-Length
         self._max_open = config.max_connections
@@ -220,7 +216,6 @@ class LocalServer:
                 raise errors.serialization("Start of structure or map found where not expected.") from exc
             if not isinstance(req, dict):
                 raise errors.serialization("Start of structure or map found where not expected.")
-            check_request(self.shapes, op, req)
             result = handler(req, ctx)
             out = orjson.dumps(result)
             self.stats.count(ctx.tables[0] if ctx.tables else NO_TABLE, op or "Unknown", "ok", ctx.unprocessed)

@@ -112,8 +112,7 @@ def operation_shapes() -> dict[str, Spec]:
     return ops
 
 
-def check_request(shapes: dict[str, Spec], op: str, req: dict[str, Any]) -> None:
-    """Raise the service's SerializationException if a member of `req` has the wrong JSON type for `op`."""
-    spec = shapes.get(op)
-    if spec is not None:
-        _check(req, spec)
+def check_request(spec: Spec, req: dict[str, Any]) -> None:
+    """Raise the service's SerializationException if a member of `req` has the wrong JSON type for its operation
+    (`spec`, from operation_shapes())."""
+    _check(req, spec)

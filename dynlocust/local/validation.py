@@ -7,6 +7,7 @@ aws_verified tests of moto's DynamoDB suite (tests/conformance).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from dynlocust.local import errors
@@ -124,82 +125,61 @@ def check_create_table(req: dict[str, Any]) -> None:
     _warm(req.get("WarmThroughput"), throughput, "table")
 
 
-# The JSON type of each top-level request parameter, as the service's deserializer expects it. A value of another
-# type is a SerializationException worded like the service's (Jackson token names), before any other check.
-_STR, _MAP, _LIST, _BOOL, _INT = "String", "map", "list", "Boolean", "Integer"
-PARAM_SHAPES: dict[str, str] = {
-    **dict.fromkeys(
-        (
-            "TableName", "IndexName", "ConditionExpression", "KeyConditionExpression", "FilterExpression",
-            "UpdateExpression", "ProjectionExpression", "ReturnValues", "ReturnConsumedCapacity",
-            "ReturnItemCollectionMetrics", "ReturnValuesOnConditionCheckFailure", "Select", "ConditionalOperator",
-            "BillingMode", "TableClass", "ExclusiveStartTableName", "ResourceArn", "NextToken",
-            "ClientRequestToken",
-        ),
-        _STR,
-    ),
-    **dict.fromkeys(
-        (
-            "Key", "Item", "ExpressionAttributeNames", "ExpressionAttributeValues", "Expected", "AttributeUpdates",
-            "KeyConditions", "QueryFilter", "ScanFilter", "ExclusiveStartKey", "RequestItems",
-            "ProvisionedThroughput", "StreamSpecification", "SSESpecification", "OnDemandThroughput",
-            "WarmThroughput", "TimeToLiveSpecification",
-        ),
-        _MAP,
-    ),
-    **dict.fromkeys(
-        (
-            "AttributesToGet", "KeySchema", "AttributeDefinitions", "GlobalSecondaryIndexes",
-            "LocalSecondaryIndexes", "GlobalSecondaryIndexUpdates", "TransactItems", "Tags", "TagKeys",
-        ),
-        _LIST,
-    ),
-    **dict.fromkeys(("ConsistentRead", "ScanIndexForward", "DeletionProtectionEnabled"), _BOOL),
-    **dict.fromkeys(("Limit", "Segment", "TotalSegments"), _INT),
-}  # fmt: skip
+# The service model's constraints on top-level members that the service checks all at once, before anything else:
+# every one that fails is listed in one "N validation errors detected: a; b" message. Enum sets are written in the
+# order the service prints them (not the model's).
+_ENUMS = {
+    "ReturnConsumedCapacity": ("returnConsumedCapacity", "[INDEXES, TOTAL, NONE]"),
+    "ReturnValuesOnConditionCheckFailure": ("returnValuesOnConditionCheckFailure", "[ALL_OLD, NONE]"),
+    "Select": ("select", "[SPECIFIC_ATTRIBUTES, COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES]"),
+}
+# operation -> member -> (path, least, most) for integer ranges
+_RANGES: dict[str, dict[str, tuple[str, int, int | None]]] = {
+    "Query": {"Limit": ("limit", 1, None)},
+    "Scan": {"Limit": ("limit", 1, None), "TotalSegments": ("totalSegments", 1, 1000000)},
+    "ListTables": {"Limit": ("limit", 1, 100)},
+}
+_NEW_TABLE_NAME = re.compile(r"[a-zA-Z0-9_.-]+")
 
 
-def _token(v: Any) -> str:
-    if v is True:
-        return "TRUE_VALUE"
-    if v is False:
-        return "FALSE_VALUE"
-    if isinstance(v, int | float):
-        return "NUMBER_VALUE"
-    return "STRING_VALUE"
+def _failed(value: Any, path: str, rule: str) -> str:
+    shown = "null" if value is None else f"'{value}'"
+    return f"Value {shown} at '{path}' failed to satisfy constraint: {rule}"
 
 
-def _fits(v: Any, shape: str) -> bool:
-    if shape == _STR:
-        return isinstance(v, str)
-    if shape == _MAP:
-        return isinstance(v, dict)
-    if shape == _LIST:
-        return isinstance(v, list)
-    if shape == _BOOL:
-        return isinstance(v, bool)
-    return isinstance(v, int) and not isinstance(v, bool)
+def constraint_problems(op: str, req: dict[str, Any]) -> list[str]:
+    """Every top-level model constraint `req` breaks, each worded as the service words it."""
+    problems = []
+    if op == "CreateTable":
+        name = req.get("TableName")
+        if name is None:
+            problems.append(_failed(None, "tableName", "Member must not be null"))
+        else:
+            if len(name) < 3:
+                problems.append(_failed(name, "tableName", "Member must have length greater than or equal to 3"))
+            if len(name) > 255:
+                problems.append(_failed(name, "tableName", "Member must have length less than or equal to 255"))
+            if not _NEW_TABLE_NAME.fullmatch(name):
+                problems.append(
+                    _failed(name, "tableName", "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+")
+                )
+    for member, (path, allowed) in _ENUMS.items():
+        v = req.get(member)
+        if v is not None and f" {v}," not in f" {allowed[1:-1]},":
+            problems.append(_failed(v, path, f"Member must satisfy enum value set: {allowed}"))
+    for member, (path, least, most) in _RANGES.get(op, {}).items():
+        v = req.get(member)
+        if v is None:
+            continue
+        if v < least:
+            problems.append(_failed(v, path, f"Member must have value greater than or equal to {least}"))
+        elif most is not None and v > most:
+            problems.append(_failed(v, path, f"Member must have value less than or equal to {most}"))
+    return problems
 
 
-_PY_TYPES = {_STR: str, _MAP: dict, _LIST: list, _BOOL: bool, _INT: int}
-_PARAM_TYPES: dict[str, type] = {name: _PY_TYPES[shape] for name, shape in PARAM_SHAPES.items()}
-
-
-def check_param_types(req: dict[str, Any]) -> None:
-    """SerializationException for a top-level parameter of the wrong JSON type (null counts as absent)."""
-    types = _PARAM_TYPES
-    for name, v in req.items():
-        expected = types.get(name)
-        if expected is None or type(v) is expected or v is None or _fits(v, PARAM_SHAPES[name]):
-            continue  # the cheap exact-type test first: this runs on every request
-        raise serialization_error(v, PARAM_SHAPES[name])
-
-
-def serialization_error(v: Any, shape: str) -> errors.ServiceError:
-    if isinstance(v, dict):
-        return errors.serialization("Start of structure or map found where not expected")
-    if isinstance(v, list):
-        return errors.serialization("Start of list found where not expected")
-    if shape in (_MAP, _LIST):
-        return errors.serialization("Unexpected value type in payload")
-    return errors.serialization(f"{_token(v)} cannot be converted to {shape}")
+def check_constraints(op: str, req: dict[str, Any]) -> None:
+    """Raise one ValidationException listing every top-level constraint `req` breaks (none: return)."""
+    problems = constraint_problems(op, req)
+    if problems:
+        raise errors.detected(*problems)

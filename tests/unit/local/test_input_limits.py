@@ -104,10 +104,10 @@ def test_item_nested_32_levels_is_stored_and_read_back(endpoint: Any, table: str
         ({}, {"v": {"SS": [1, 2]}}, SERIALIZATION, "NUMBER_VALUE cannot be converted to String"),
         ({}, {"v": {"M": []}}, SERIALIZATION, "Start of list found where not expected"),
         ({}, {"v": {"BOOL": "yes"}}, SERIALIZATION, "STRING_VALUE cannot be converted to Boolean"),
-        ({}, {"v": {"L": {"a": 1}}}, SERIALIZATION, "Start of structure or map found where not expected."),
+        ({}, {"v": {"L": {"a": 1}}}, SERIALIZATION, "Start of structure or map found where not expected"),
         ({"ConditionExpression": 5}, {}, SERIALIZATION, "NUMBER_VALUE cannot be converted to String"),
         ({"ExpressionAttributeValues": [1]}, {}, SERIALIZATION, "Start of list found where not expected"),
-        ({"ReturnValues": {"a": 1}}, {}, SERIALIZATION, "Start of structure or map found where not expected."),
+        ({"ReturnValues": {"a": 1}}, {}, SERIALIZATION, "Start of structure or map found where not expected"),
         (
             {},
             {"v": {"NULL": False}},
@@ -140,7 +140,7 @@ def test_item_nested_500_levels_answers_400(endpoint: Any, table: str, no_traceb
 def test_wrong_type_of_table_name_and_key(endpoint: Any, table: str, no_traceback: None) -> None:
     assert call(endpoint, "GetItem", {"TableName": True, "Key": KEY}) == (
         400,
-        {"__type": SERIALIZATION, "message": "BOOLEAN_VALUE cannot be converted to String"},
+        {"__type": SERIALIZATION, "message": "TRUE_VALUE cannot be converted to String"},
     )
     assert call(endpoint, "GetItem", {"TableName": "tab1", "Key": "pk"}) == (
         400,
@@ -207,3 +207,16 @@ def test_long_number_with_few_significant_digits_is_stored(endpoint: Any, table:
     assert put(endpoint, {"v": {"N": "0" * 100 + "12.50" + "0" * 100}}) == (200, {})
     stored = call(endpoint, "GetItem", {"TableName": "tab1", "Key": KEY})[1]["Item"]["v"]["N"]
     assert Decimal(stored) == Decimal("12.5")
+
+
+def test_several_problems_in_one_request_are_one_message_listing_each(endpoint: Any, no_traceback: None) -> None:
+    status, body = call(endpoint, "Scan", {"TableName": "nosuch", "Limit": 0, "Select": "ALL", "TotalSegments": 0})
+    assert status == 400
+    assert body == {
+        "__type": VALIDATION,
+        "message": "3 validation errors detected: "
+        "Value 'ALL' at 'select' failed to satisfy constraint: Member must satisfy enum value set: "
+        "[SPECIFIC_ATTRIBUTES, COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES]; "
+        "Value '0' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1; "
+        "Value '0' at 'totalSegments' failed to satisfy constraint: Member must have value greater than or equal to 1",
+    }

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from dynlocust.local.errors import ServiceError
-from dynlocust.local.validation import check_create_table, check_param_types
+from dynlocust.local.validation import check_constraints, check_create_table, constraint_problems
 
 HASH = {"AttributeName": "pk", "KeyType": "HASH"}
 DEFS = [{"AttributeName": "pk", "AttributeType": "S"}]
@@ -100,23 +100,28 @@ def test_index_rules() -> None:
     assert "for index i1 is lower than initial throughput for OnDemand" in message(warm)
 
 
-@pytest.mark.parametrize(
-    ("req", "expected"),
-    [
-        ({"TableName": True}, "TRUE_VALUE cannot be converted to String"),
-        ({"TableName": 5}, "NUMBER_VALUE cannot be converted to String"),
-        ({"Key": []}, "Start of list found where not expected"),
-        ({"KeySchema": {}}, "Start of structure or map found where not expected"),
-        ({"Expected": "x"}, "Unexpected value type in payload"),
-        ({"ConsistentRead": "yes"}, "STRING_VALUE cannot be converted to Boolean"),
-        ({"Limit": "3"}, "STRING_VALUE cannot be converted to Integer"),
-    ],
-)
-def test_wrong_json_types_are_serialization_errors(req: dict[str, Any], expected: str) -> None:
+def test_every_broken_top_level_constraint_is_listed_in_one_message() -> None:
+    req = {"TableName": "a;", "ReturnConsumedCapacity": "ALL"}
     with pytest.raises(ServiceError) as exc:
-        check_param_types(req)
-    assert (exc.value.code, exc.value.message) == ("SerializationException", expected)
+        check_constraints("CreateTable", req)
+    assert exc.value.message == (
+        "3 validation errors detected: "
+        "Value 'a;' at 'tableName' failed to satisfy constraint: Member must have length greater than or equal to 3; "
+        "Value 'a;' at 'tableName' failed to satisfy constraint: Member must satisfy regular expression pattern: "
+        "[a-zA-Z0-9_.-]+; "
+        "Value 'ALL' at 'returnConsumedCapacity' failed to satisfy constraint: Member must satisfy enum value set: "
+        "[INDEXES, TOTAL, NONE]"
+    )
 
 
-def test_right_json_types_and_nulls_pass() -> None:
-    check_param_types({"TableName": "t", "Key": {}, "ConsistentRead": True, "Limit": 3, "IndexName": None})
+def test_one_broken_constraint_is_one_validation_error_and_none_passes() -> None:
+    assert constraint_problems("Scan", {"TableName": "t", "Limit": 0, "TotalSegments": 2, "Segment": 1}) == [
+        "Value '0' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1"
+    ]
+    assert constraint_problems("ListTables", {"Limit": 101}) == [
+        "Value '101' at 'limit' failed to satisfy constraint: Member must have value less than or equal to 100"
+    ]
+    assert constraint_problems("CreateTable", {}) == [
+        "Value null at 'tableName' failed to satisfy constraint: Member must not be null"
+    ]
+    assert constraint_problems("Query", {"TableName": "t", "Limit": 1, "Select": "COUNT"}) == []
