@@ -13,8 +13,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from dynlocust.local import batches, control, items, reads
+from dynlocust.local import batches, control, errors, items, reads
+from dynlocust.local.attrvalues import INVALID_VALUES
 from dynlocust.local.config import LocalConfig
+from dynlocust.local.errors import ServiceError
 from dynlocust.local.shapes import Spec, check_request, operation_shapes
 from dynlocust.local.state import Ctx, State
 from dynlocust.local.validation import check_constraints
@@ -68,10 +70,18 @@ class Backend:
         check, at every depth), then of the model's top-level constraints (all listed in one message), working on
         the tables of the request's region."""
         state = self.state
+        # PutItem, UpdateItem and DeleteItem word an invalid attribute value "1 validation error detected: ...";
+        # the other operations give the bare sentence (as captured against the service)
+        envelope = op in ("PutItem", "UpdateItem", "DeleteItem")
 
         def run(req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
             if shape is not None:
-                check_request(shape, req)
+                try:
+                    check_request(shape, req)
+                except ServiceError as exc:
+                    if envelope and exc.message.startswith(INVALID_VALUES):
+                        raise errors.detected(exc.message) from None
+                    raise
             check_constraints(op, req)
             state.use_region(ctx.region)
             return handler(state, req, ctx)

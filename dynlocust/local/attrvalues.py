@@ -194,11 +194,16 @@ _NONZERO_DIGITS = (b"1", b"2", b"3", b"4", b"5", b"6", b"7", b"8", b"9")
 NESTING_MESSAGE = (
     "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond supported limit"
 )
-_NULL_MESSAGE = "One or more parameter values were invalid: Null attribute value types must have the value of true"
 EMPTY_MESSAGE = "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes"
 _SET_SHAPES = {"SS": "string", "NS": "string", "BS": "blob"}
-_INVALID = "One or more parameter values were invalid: "
-_SET_LABELS = {"SS": "string", "NS": "number", "BS": "binary"}
+INVALID_VALUES = "One or more parameter values were invalid: "
+_NULL_MESSAGE = INVALID_VALUES + "Null attribute value types must have the value of true"
+# the service's wording, double space included (captured against the service: moto's aws_verified tests, dynoxide)
+_EMPTY_SET = {
+    "SS": "An string set  may not be empty",
+    "NS": "An number set  may not be empty",
+    "BS": "Binary sets should not be empty",
+}
 _MEMBER_SHAPES = {
     "S": "string",
     "N": "string",
@@ -275,13 +280,9 @@ def check_value(av: Any, level: int = 1) -> None:
                 if t == "NS":
                     check_number_text(x)
             if not v:
-                raise errors.detected(
-                    f"One or more parameter values were invalid: An {_SET_LABELS[t]} set  may not be empty"
-                )
+                raise errors.validation(INVALID_VALUES + _EMPTY_SET[t])
             if len(set(v)) != len(v):
-                raise errors.validation(
-                    f"One or more parameter values were invalid: Input collection {v} contains duplicates."
-                )
+                raise errors.validation(f"{INVALID_VALUES}Input collection [{', '.join(v)}] contains duplicates.")
             if t == "NS":
                 for x in v:
                     _check_number_range(x)

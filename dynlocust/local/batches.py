@@ -12,7 +12,7 @@ import orjson
 
 from dynlocust.local import errors, params
 from dynlocust.local.errors import ServiceError
-from dynlocust.local.items import WritePlan, account, apply, item_key, key_of, plan_write, updated
+from dynlocust.local.items import WritePlan, account, apply, item_key, key_of, plan_write, required_item, updated
 from dynlocust.local.limits import BATCH_GET_MAX, BATCH_WRITE_MAX, TRANSACT_ITEMS_MAX
 from dynlocust.local.params import Exprs
 from dynlocust.local.state import Ctx, State, throttle_error
@@ -67,7 +67,7 @@ def batch_write(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
         seen: set[tuple[Any, Any]] = set()
         for wr in reqs:
             if "PutRequest" in wr:
-                item = wr["PutRequest"].get("Item")
+                item = required_item(wr["PutRequest"], f"requestItems.{name}.member.putRequest.item")
                 hk, sk, part = item_key(t, item)
                 new: Item | None = item
             elif "DeleteRequest" in wr:
@@ -217,7 +217,7 @@ def transact_write(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
         ex.finish()
         on_fail = params.return_on_fail(body)
         if kind == "Put":
-            item = body.get("Item")
+            item = required_item(body, "transactItems.member.put.item")
             hk, sk, part = item_key(t, item)
         else:
             hk, sk, part = key_of(t, body.get("Key"))

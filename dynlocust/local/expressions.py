@@ -253,11 +253,13 @@ class _Parser:
         return ExpressionError(f"Invalid {self.label}: {message}", detected)
 
     def syntax_error(self) -> ExpressionError:
+        """The service's syntax error: the offending token, and `near` it the text from the token before it to
+        the token after it (as in 'token: "0", near: ", 0)"' from the service)."""
         tok = self.toks[self.i]
-        if self.i > 0:
-            near = self.expr[self.toks[self.i - 1].pos : tok.pos + (0 if tok.kind == "eof" else len(tok.text))]
-        else:
-            near = tok.text
+        last = tok if tok.kind == "eof" or self.toks[self.i + 1].kind == "eof" else self.toks[self.i + 1]
+        end = last.pos + (0 if last.kind == "eof" else len(last.text))
+        start = self.toks[self.i - 1].pos if self.i > 0 else tok.pos
+        near = self.expr[start:end] if end > start else tok.text
         return self.error(f'Syntax error; token: "{tok.text}", near: "{near}"')
 
     def peek(self) -> _Token:

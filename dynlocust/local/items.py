@@ -35,6 +35,14 @@ class WritePlan:
     size_new: int
 
 
+def required_item(body: dict[str, Any], path: str) -> Item:
+    """The Item of a put (its values already checked with the request); absent -> the service's null error."""
+    item = body.get("Item")
+    if item is None:
+        raise errors.detected(f"Value null at '{path}' failed to satisfy constraint: Member must not be null")
+    return item
+
+
 def item_key(t: Table, item: Item) -> tuple[Any, Any, str]:
     """(hk, sk, partition string) of a full item; errors worded as for PutItem."""
     k = t.key
@@ -200,7 +208,7 @@ def updated(t: Table, key: Item, old: Item | None, update: Any) -> Item:
 def put_item(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     req = legacy.translate(req, "Expected", "ConditionalOperator")
     t = st.table(req, ctx)
-    item: Item = req.get("Item")  # type: ignore[assignment]  # checked on the next line
+    item = required_item(req, "item")
     rv = params.return_values(req, ("NONE", "ALL_OLD"))
     rcc = params.return_consumed(req)
     on_fail = params.return_on_fail(req)

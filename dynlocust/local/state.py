@@ -82,36 +82,31 @@ class State:
 
     def table(self, req: dict[str, Any], ctx: Ctx, name: str | None = None) -> Table:
         """An ACTIVE table for the data plane; missing or still CREATING -> ResourceNotFoundException."""
-        name = name if name is not None else req.get("TableName")
-        if not isinstance(name, str):
-            raise errors.validation(_NULL_TABLE_NAME)
-        if not ctx.tables:
-            ctx.tables.append(name)
-        t = self.tables.get(name)
-        if t is None and name.startswith("arn:"):
-            t = self._named_by_arn(name)
+        t = self._lookup(name if name is not None else req.get("TableName"), ctx)
         if t is None or t.active_at > self.clock():
             raise errors.not_found()
         return t
 
     def any_table(self, name: Any, ctx: Ctx) -> Table:
         """A table in any state, for the control plane; missing -> ResourceNotFoundException naming it."""
+        t = self._lookup(name, ctx)
+        if t is None:
+            raise errors.not_found(f"Requested resource not found: Table: {name} not found")
+        return t
+
+    def _lookup(self, name: Any, ctx: Ctx) -> Table | None:
+        """The table `name` names (a name or, as every operation that takes TableName accepts, the table's ARN)."""
         if not isinstance(name, str):
             raise errors.validation(_NULL_TABLE_NAME)
         if not ctx.tables:
             ctx.tables.append(name)
         t = self.tables.get(name)
         if t is None and name.startswith("arn:"):
-            t = self._named_by_arn(name)
-        if t is None:
-            raise errors.not_found(f"Requested resource not found: Table: {name} not found")
+            _, _, short = name.partition(":table/")
+            t = self.tables.get(short)
+            if t is not None and t.arn != name:
+                t = None
         return t
-
-    def _named_by_arn(self, arn: str) -> Table | None:
-        """The table a TableName given as the table's ARN names (every operation that takes TableName accepts it)."""
-        _, _, name = arn.partition(":table/")
-        t = self.tables.get(name)
-        return t if t is not None and t.arn == arn else None
 
     def by_arn(self, arn: Any, ctx: Ctx) -> Table:
         for t in self.tables.values():

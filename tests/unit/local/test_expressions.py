@@ -206,7 +206,7 @@ CONDITION_ERRORS = [
     ("n = :nope", "An expression attribute value used in expression is not defined; attribute value: :nope"),
     ("#nope = :1", "An expression attribute name used in the document path is not defined; attribute name: #nope"),
     ("n = ", 'Invalid ConditionExpression: Syntax error; token: "<EOF>", near: "= "'),
-    ("n == :1", 'Syntax error; token: "=", near: "=="'),
+    ("n == :1", 'Syntax error; token: "=", near: "== :1"'),
     ("n = :1 :3", 'Syntax error; token: ":3"'),
     ("(n = :1", 'token: "<EOF>"'),
     ("n $ :1", 'Syntax error; token: "$"'),

@@ -112,7 +112,21 @@ def test_item_nested_32_levels_is_stored_and_read_back(endpoint: Any, table: str
             {},
             {"v": {"NULL": False}},
             VALIDATION,
-            "One or more parameter values were invalid: Null attribute value types must have the value of true",
+            "1 validation error detected: One or more parameter values were invalid: Null attribute value types must "
+            "have the value of true",
+        ),
+        (
+            {},
+            {"v": {"SS": ["x", "y", "x"]}},
+            VALIDATION,
+            "1 validation error detected: One or more parameter values were invalid: Input collection [x, y, x] "
+            "contains duplicates.",
+        ),
+        (
+            {},
+            {"v": {"BS": []}},
+            VALIDATION,
+            "1 validation error detected: One or more parameter values were invalid: Binary sets should not be empty",
         ),
         ({}, {"v": {"N": " 1.23"}}, VALIDATION, "The parameter cannot be converted to a numeric value:  1.23"),
         ({}, {"v": {"N": "NaN"}}, VALIDATION, "The parameter cannot be converted to a numeric value: NaN"),
@@ -220,3 +234,36 @@ def test_several_problems_in_one_request_are_one_message_listing_each(endpoint: 
         "Value '0' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1; "
         "Value '0' at 'totalSegments' failed to satisfy constraint: Member must have value greater than or equal to 1",
     }
+
+
+def test_an_invalid_value_outside_the_single_item_writes_is_the_bare_sentence(endpoint: Any, table: str) -> None:
+    # as captured against the service: PutItem, UpdateItem and DeleteItem add "1 validation error detected: "
+    assert call(endpoint, "GetItem", {"TableName": table, "Key": {"pk": {"NULL": False}}}) == (
+        400,
+        {
+            "__type": VALIDATION,
+            "message": "One or more parameter values were invalid: Null attribute value types must have the value "
+            "of true",
+        },
+    )
+
+
+@pytest.mark.parametrize(
+    ("op", "req", "path"),
+    [
+        ("PutItem", {"TableName": "tab1"}, "item"),
+        (
+            "BatchWriteItem",
+            {"RequestItems": {"tab1": [{"PutRequest": {}}]}},
+            "requestItems.tab1.member.putRequest.item",
+        ),
+        ("TransactWriteItems", {"TransactItems": [{"Put": {"TableName": "tab1"}}]}, "transactItems.member.put.item"),
+    ],
+)
+def test_a_put_without_its_item_is_refused(
+    endpoint: Any, table: str, no_traceback: None, op: str, req: dict[str, Any], path: str
+) -> None:
+    message = (
+        f"1 validation error detected: Value null at '{path}' failed to satisfy constraint: Member must not be null"
+    )
+    assert call(endpoint, op, req) == (400, {"__type": VALIDATION, "message": message})
