@@ -1,7 +1,8 @@
 """The request parameters every data-plane operation shares, checked as the service checks them.
 
 Expressions (`Exprs`: parsed once per request, every name and value given must be used), ReturnValues,
-ReturnValuesOnConditionCheckFailure, ReturnConsumedCapacity, projections, and the attribute values of items.
+ReturnValuesOnConditionCheckFailure, ReturnConsumedCapacity and projections. The attribute values themselves are
+checked once, with the request's JSON types (shapes, attrvalues.check_value), before any handler runs.
 """
 
 from __future__ import annotations
