@@ -31,6 +31,7 @@ from dynlocust.local.limits import (
     RANGE_KEY_MAX_BYTES,
     TRANSACT_ITEMS_MAX,
 )
+from dynlocust.local.partiql import PartiQL
 from dynlocust.local.store import Collection, Index, Item, KeyDef, Table, check_key_sizes, comparable
 from dynlocust.local.units import (
     ITEM_LIMIT,
@@ -486,6 +487,7 @@ class Backend:
             "BatchGetItem": self.batch_get,
             "TransactWriteItems": self.transact_write,
             "TransactGetItems": self.transact_get,
+            **PartiQL(self).operations(),
         }
         self.ops = {op: self._dispatch(fn) for op, fn in self.ops.items()}
         self._ttl: dict[str, dict[str, Any]] = {}

@@ -1,0 +1,973 @@
+"""PartiQL for the local endpoint: ExecuteStatement, BatchExecuteStatement and ExecuteTransaction.
+
+Why a translation and not an evaluator: DynamoDB runs a PartiQL statement as the data-plane operation it
+stands for (a SELECT with equality on the partition key is a Query, any other SELECT a Scan, INSERT a PutItem
+that refuses an existing key, UPDATE an UpdateItem on an existing item, DELETE a DeleteItem), so it reads,
+charges capacity and throttles exactly as those do. Each statement is parsed here into an operation request
+with expression placeholders and run through the Backend's own handlers: one code path for validation,
+capacity, throttling and ConsumedCapacity. The parser is a small recursive descent over the subset DynamoDB
+documents (ql-reference.*): paths, literals, `?` parameters, comparisons, BETWEEN, IN, IS [NOT] MISSING/NULL,
+begins_with/contains/attribute_type/size, SET/REMOVE with list_append/set_add/set_delete, RETURNING.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from dynlocust.local import errors, expressions
+from dynlocust.local.errors import ServiceError
+
+STATEMENT_MAX = 8192  # "Length Constraints: Minimum length of 1. Maximum length of 8192." (API_ExecuteStatement)
+BATCH_MAX = 25  # "a batch of up to 25 statements" (API_BatchExecuteStatement)
+TRANSACTION_MAX = 100  # TransactStatements "Array Members: Minimum number of 1 item. Maximum number of 100 items."
+
+DUPLICATE = "Duplicate primary key exists in table"
+KEY_EQUALITY = "Where clause does not contain a mandatory equality on all key attributes"
+PARAMS_MISMATCH = "Number of parameters in request and statement don't match."
+BATCH_SELECT_KEY = "Select statements within BatchExecuteStatement must specify the primary key in the where clause."
+NO_INDEX = "The table does not have the specified index"
+MALFORMED = "Statement wasn't well formed, can't be processed: "
+
+Path = list[str | int]
+AV = dict[str, Any]
+
+
+# ---------------------------------------------------------------------------------------------- syntax tree
+@dataclass
+class Name:
+    """A document path: attribute names and list indexes."""
+
+    path: Path
+
+
+@dataclass
+class Const:
+    av: AV
+
+
+@dataclass
+class Node:
+    """An operator or function: op is a comparison, AND, OR, NOT, BETWEEN, IN, IS, a function name, + or -."""
+
+    op: str
+    args: list[Any]
+    flag: str = ""  # IS: MISSING | NULL | NOT MISSING | NOT NULL
+
+
+@dataclass
+class Statement:
+    kind: str  # SELECT | INSERT | UPDATE | DELETE | EXISTS
+    table: str
+    index: str | None = None
+    projection: list[Path] | None = None  # None = *
+    where: Any = None
+    item: AV | None = None
+    sets: list[tuple[Path, Any]] = field(default_factory=list)
+    removes: list[Path] = field(default_factory=list)
+    returning: str | None = None
+    descending: bool = False
+
+
+# ---------------------------------------------------------------------------------------------- parser
+_SPACE = re.compile(r"\s+")
+_NUMBER = re.compile(r"\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
+_TABLE = re.compile(r"[A-Za-z0-9_\-]+")
+# two-character operators first, so that "<=" is not read as "<"
+_OPS = ("<<", ">>", "<=", ">=", "<>", "!=", *"=<>()[]{},.:?*+-")
+_RETURNING = {
+    "ALL OLD": "ALL_OLD",
+    "MODIFIED OLD": "UPDATED_OLD",
+    "ALL NEW": "ALL_NEW",
+    "MODIFIED NEW": "UPDATED_NEW",
+}
+_PREDICATES = {"begins_with": 2, "contains": 2, "attribute_type": 2, "exists": 1, "missing": 1}
+
+
+def _malformed(detail: str) -> ServiceError:
+    return errors.validation(MALFORMED + detail)
+
+
+class _Parser:
+    """Tokens are read on demand so that a table name (which may hold '-') is read with its own rule."""
+
+    def __init__(self, text: str, params: list[AV]) -> None:
+        self.text = text
+        self.pos = 0
+        self.params = params
+        self.used = 0
+
+    # -- lexing
+    def _skip(self) -> None:
+        m = _SPACE.match(self.text, self.pos)
+        if m:
+            self.pos = m.end()
+
+    def peek(self) -> tuple[str, str]:
+        """(kind, text) of the next token without consuming it; kinds: eof, str, qid, num, id, op."""
+        self._skip()
+        t, i = self.text, self.pos
+        if i >= len(t):
+            return "eof", ""
+        c = t[i]
+        if c in "'\"":
+            return ("str" if c == "'" else "qid"), c
+        m = _NUMBER.match(t, i)
+        if m:
+            return "num", m.group()
+        m = _IDENT.match(t, i)
+        if m:
+            return "id", m.group()
+        for op in _OPS:
+            if t.startswith(op, i):
+                return "op", op
+        raise _malformed(f"unexpected character '{c}'")
+
+    def _quoted(self, quote: str) -> str:
+        t = self.text
+        i = self.pos + 1
+        out = []
+        while True:
+            j = t.find(quote, i)
+            if j < 0:
+                raise _malformed("unterminated quoted text")
+            out.append(t[i:j])
+            if t.startswith(quote * 2, j):
+                out.append(quote)
+                i = j + 2
+                continue
+            self.pos = j + 1
+            return "".join(out)
+
+    def next(self) -> tuple[str, str]:
+        kind, text = self.peek()
+        if kind in ("str", "qid"):
+            return kind, self._quoted(text)
+        self.pos += len(text)
+        return kind, text
+
+    def at(self, *words: str) -> bool:
+        kind, text = self.peek()
+        return (kind == "id" and text.upper() in words) or (kind == "op" and text in words)
+
+    def accept(self, *words: str) -> bool:
+        if self.at(*words):
+            self.next()
+            return True
+        return False
+
+    def expect(self, word: str) -> None:
+        if not self.accept(word):
+            kind, text = self.peek()
+            found = "end of statement" if kind == "eof" else repr(text)
+            raise _malformed(f"expected {word!r}, found {found}")
+
+    # -- statements
+    def statement(self) -> Statement:
+        kind, text = self.peek()
+        word = text.upper() if kind == "id" else ""
+        if word == "SELECT":
+            st = self.select()
+        elif word == "INSERT":
+            st = self.insert()
+        elif word == "UPDATE":
+            st = self.update()
+        elif word == "DELETE":
+            st = self.delete()
+        elif word == "EXISTS":
+            self.next()
+            self.expect("(")
+            st = self.select()
+            st.kind = "EXISTS"
+            self.expect(")")
+        else:
+            raise _malformed("expected SELECT, INSERT, UPDATE, DELETE or EXISTS")
+        if self.peek()[0] != "eof":
+            raise _malformed(f"unexpected {self.peek()[1]!r} after the end of the statement")
+        if self.used != len(self.params):
+            raise errors.validation(PARAMS_MISMATCH)
+        return st
+
+    def table(self) -> tuple[str, str | None]:
+        """`name`, `"name"`, `name.index`, `"name"."index"`: a table name may hold '-' (and '.' when quoted)."""
+        self._skip()
+        names = []
+        for _ in range(2):
+            if self.text.startswith('"', self.pos):
+                names.append(self._quoted('"'))
+            else:
+                m = _TABLE.match(self.text, self.pos)
+                if not m:
+                    raise _malformed("expected a table name")
+                names.append(m.group())
+                self.pos = m.end()
+            if not self.text.startswith(".", self.pos):
+                break
+            self.pos += 1
+        return names[0], (names[1] if len(names) > 1 else None)
+
+    def select(self) -> Statement:
+        self.expect("SELECT")
+        projection: list[Path] | None = None
+        if not self.accept("*"):
+            projection = [self.path()]
+            while self.accept(","):
+                projection.append(self.path())
+        self.expect("FROM")
+        table, index = self.table()
+        st = Statement("SELECT", table, index, projection)
+        if self.accept("WHERE"):
+            st.where = self.condition()
+        if self.accept("ORDER"):
+            self.expect("BY")
+            self.path()
+            if self.accept("DESC"):
+                st.descending = True
+            else:
+                self.accept("ASC")
+        return st
+
+    def insert(self) -> Statement:
+        self.expect("INSERT")
+        self.expect("INTO")
+        table, index = self.table()
+        if index is not None:
+            raise _malformed("INSERT names a table, not an index")
+        self.expect("VALUE")
+        if self.peek() != ("op", "{") and self.peek() != ("op", "?"):
+            raise _malformed("expected an item in {...} after VALUE")
+        item = self.value()
+        if "M" not in item:
+            raise errors.validation("Unsupported type passed as item: the item must be a tuple")
+        return Statement("INSERT", table, item=item["M"])
+
+    def update(self) -> Statement:
+        self.expect("UPDATE")
+        table, index = self.table()
+        if index is not None:
+            raise _malformed("UPDATE names a table, not an index")
+        st = Statement("UPDATE", table)
+        while True:
+            if self.accept("SET"):
+                while True:
+                    path = self.path()
+                    self.expect("=")
+                    st.sets.append((path, self.operand()))
+                    if not self.accept(","):
+                        break
+            elif self.accept("REMOVE"):
+                st.removes.append(self.path())
+                while self.accept(","):
+                    st.removes.append(self.path())
+            else:
+                break
+        if not st.sets and not st.removes:
+            raise _malformed("expected SET or REMOVE")
+        self.expect("WHERE")
+        st.where = self.condition()
+        st.returning = self.returning()
+        return st
+
+    def delete(self) -> Statement:
+        self.expect("DELETE")
+        self.expect("FROM")
+        table, index = self.table()
+        if index is not None:
+            raise _malformed("DELETE names a table, not an index")
+        st = Statement("DELETE", table)
+        self.expect("WHERE")
+        st.where = self.condition()
+        st.returning = self.returning()
+        if st.returning not in (None, "ALL_OLD"):
+            raise errors.validation("DELETE supports only RETURNING ALL OLD *")
+        return st
+
+    def returning(self) -> str | None:
+        if not self.accept("RETURNING"):
+            return None
+        words = []
+        for _ in range(2):
+            words.append(self.next()[1].upper())
+        self.expect("*")
+        rv = _RETURNING.get(" ".join(words))
+        if rv is None:
+            raise _malformed("RETURNING takes ALL OLD *, MODIFIED OLD *, ALL NEW * or MODIFIED NEW *")
+        return rv
+
+    # -- expressions
+    def path(self) -> Path:
+        kind, text = self.next()
+        if kind not in ("id", "qid"):
+            raise _malformed(f"expected an attribute name, found {text!r}")
+        path: Path = [text]
+        while True:
+            if self.text.startswith(".", self.pos) and self.peek() == ("op", "."):
+                self.next()
+                kind, text = self.next()
+                if kind not in ("id", "qid"):
+                    raise _malformed(f"expected an attribute name after '.', found {text!r}")
+                path.append(text)
+            elif self.peek() == ("op", "["):
+                self.next()
+                kind, text = self.next()
+                if kind == "num" and text.isdigit():
+                    path.append(int(text))
+                elif kind == "str":
+                    path.append(text)
+                else:
+                    raise _malformed("expected a list index or a quoted key in [...]")
+                self.expect("]")
+            else:
+                return path
+
+    def condition(self) -> Any:
+        terms = [self._and()]
+        while self.accept("OR"):
+            terms.append(self._and())
+        return terms[0] if len(terms) == 1 else Node("OR", terms)
+
+    def _and(self) -> Any:
+        terms = [self._not()]
+        while self.accept("AND"):
+            terms.append(self._not())
+        return terms[0] if len(terms) == 1 else Node("AND", terms)
+
+    def _not(self) -> Any:
+        if self.accept("NOT"):
+            return Node("NOT", [self._not()])
+        return self._predicate()
+
+    def _predicate(self) -> Any:
+        if self.accept("("):
+            inner = self.condition()
+            self.expect(")")
+            return inner
+        kind, text = self.peek()
+        if kind == "id" and text.lower() in _PREDICATES:
+            save = self.pos
+            self.next()
+            if self.accept("("):
+                name = text.lower()
+                args = [self.operand()]
+                while self.accept(","):
+                    args.append(self.operand())
+                self.expect(")")
+                if len(args) != _PREDICATES[name]:
+                    raise errors.validation(f"Incorrect number of arguments for function {name}")
+                return Node(name, args)
+            self.pos = save
+        left = self.operand()
+        if self.at("=", "<>", "!=", "<", "<=", ">", ">="):
+            op = self.next()[1]
+            return Node("<>" if op == "!=" else op, [left, self.operand()])
+        if self.accept("BETWEEN"):
+            lo = self.operand()
+            self.expect("AND")
+            return Node("BETWEEN", [left, lo, self.operand()])
+        if self.accept("IN"):
+            close = "]" if self.accept("[") else ")"
+            if close == ")":
+                self.expect("(")
+            options = [self.operand()]
+            while self.accept(","):
+                options.append(self.operand())
+            self.expect(close)
+            return Node("IN", [left, *options])
+        if self.accept("IS"):
+            negated = self.accept("NOT")
+            kind, text = self.next()
+            what = text.upper()
+            if what not in ("MISSING", "NULL"):
+                raise _malformed("expected MISSING or NULL after IS")
+            return Node("IS", [left], ("NOT " if negated else "") + what)
+        found = self.peek()[1] or "end of statement"
+        raise _malformed(f"expected a comparison, found {found!r}")
+
+    def operand(self) -> Any:
+        left = self._operand()
+        while self.at("+", "-"):
+            op = self.next()[1]
+            left = Node(op, [left, self._operand()])
+        return left
+
+    def _operand(self) -> Any:
+        kind, text = self.peek()
+        if kind == "id" and text.lower() in ("size", "list_append", "set_add", "set_delete", "if_not_exists"):
+            save = self.pos
+            self.next()
+            if self.accept("("):
+                args = [self.operand()]
+                while self.accept(","):
+                    args.append(self.operand())
+                self.expect(")")
+                return Node(text.lower(), args)
+            self.pos = save
+        if kind in ("id", "qid") and text.upper() not in ("TRUE", "FALSE", "NULL", "MISSING"):
+            return Name(self.path())
+        return Const(self.value())
+
+    def value(self) -> AV:
+        kind, text = self.next()
+        if kind == "str":
+            return {"S": text}
+        if kind == "num":
+            return {"N": text}
+        if kind == "op" and text == "-":
+            kind, text = self.next()
+            if kind != "num":
+                raise _malformed("expected a number after '-'")
+            return {"N": "-" + text}
+        if kind == "op" and text == "?":
+            self.used += 1
+            if self.used > len(self.params):
+                return {"NULL": True}  # counted; the mismatch is answered once the whole statement is read
+            return self.params[self.used - 1]
+        if kind == "id":
+            word = text.upper()
+            if word in ("TRUE", "FALSE"):
+                return {"BOOL": word == "TRUE"}
+            if word == "NULL":
+                return {"NULL": True}
+        if kind == "op" and text == "{":
+            out: AV = {}
+            if not self.accept("}"):
+                while True:
+                    k_kind, key = self.next()
+                    if k_kind not in ("str", "qid", "id"):
+                        raise _malformed("expected a quoted attribute name in {...}")
+                    self.expect(":")
+                    out[key] = self.value()
+                    if not self.accept(","):
+                        break
+                self.expect("}")
+            return {"M": out}
+        if kind == "op" and text == "[":
+            items = []
+            if not self.accept("]"):
+                items.append(self.value())
+                while self.accept(","):
+                    items.append(self.value())
+                self.expect("]")
+            return {"L": items}
+        if kind == "op" and text == "<<":
+            members = [self.value()]
+            while self.accept(","):
+                members.append(self.value())
+            self.expect(">>")
+            kinds = {next(iter(m)) for m in members}
+            if len(kinds) != 1 or not kinds <= {"S", "N", "B"}:
+                raise errors.validation("A set must hold only strings, only numbers or only binaries")
+            (k,) = kinds
+            return {k + "S": [m[k] for m in members]}
+        raise _malformed(f"expected a value, found {text or 'end of statement'!r}")
+
+
+def parse(text: str, params: list[AV] | None = None) -> Statement:
+    """A parsed statement with its parameters bound; ValidationException in the service's words otherwise."""
+    return _Parser(text, list(params or ())).statement()
+
+
+# ---------------------------------------------------------------------------------------------- translation
+class _Emit:
+    """Writes DynamoDB expression text with #n/:v placeholders for every name and value."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, str] = {}
+        self.values: dict[str, AV] = {}
+        self._by_name: dict[str, str] = {}
+
+    def name(self, n: str) -> str:
+        ph = self._by_name.get(n)
+        if ph is None:
+            ph = self._by_name[n] = f"#n{len(self._by_name)}"
+            self.names[ph] = n
+        return ph
+
+    def value(self, av: AV) -> str:
+        ph = f":v{len(self.values)}"
+        self.values[ph] = av
+        return ph
+
+    def path(self, path: Path) -> str:
+        out = self.name(str(path[0]))
+        for seg in path[1:]:
+            out += f"[{seg}]" if isinstance(seg, int) else "." + self.name(seg)
+        return out
+
+    def operand(self, x: Any) -> str:
+        if isinstance(x, Name):
+            return self.path(x.path)
+        if isinstance(x, Const):
+            return self.value(x.av)
+        if x.op in ("+", "-"):
+            return f"{self.operand(x.args[0])} {x.op} {self.operand(x.args[1])}"
+        if x.op in ("size", "list_append", "if_not_exists"):
+            return f"{x.op}({', '.join(self.operand(a) for a in x.args)})"
+        raise errors.validation(f"Unsupported function in this position: {x.op}")
+
+    def condition(self, x: Any) -> str:
+        if not isinstance(x, Node):
+            raise _malformed("expected a condition")
+        op, a = x.op, x.args
+        if op in ("AND", "OR"):
+            return f" {op} ".join(f"({self.condition(t)})" for t in a)
+        if op == "NOT":
+            return f"NOT ({self.condition(a[0])})"
+        if op in ("=", "<>", "<", "<=", ">", ">="):
+            return f"{self.operand(a[0])} {op} {self.operand(a[1])}"
+        if op == "BETWEEN":
+            return f"{self.operand(a[0])} BETWEEN {self.operand(a[1])} AND {self.operand(a[2])}"
+        if op == "IN":
+            return f"{self.operand(a[0])} IN ({', '.join(self.operand(o) for o in a[1:])})"
+        if op in ("begins_with", "contains", "attribute_type"):
+            return f"{op}({self.operand(a[0])}, {self.operand(a[1])})"
+        if op in ("exists", "missing") or op == "IS":
+            p = self.operand(a[0])
+            flag = {"exists": "NOT MISSING", "missing": "MISSING"}.get(op, x.flag)
+            if flag == "MISSING":
+                return f"attribute_not_exists({p})"
+            if flag == "NOT MISSING":
+                return f"attribute_exists({p})"
+            null = self.value({"S": "NULL"})
+            if flag == "NULL":  # MISSING IS NULL holds in PartiQL
+                return f"(attribute_not_exists({p}) OR attribute_type({p}, {null}))"
+            return f"(attribute_exists({p}) AND NOT attribute_type({p}, {null}))"
+        raise _malformed(f"{op} is not a condition")
+
+
+def _conjuncts(where: Any) -> list[Any]:
+    if where is None:
+        return []
+    if isinstance(where, Node) and where.op == "AND":
+        return [t for a in where.args for t in _conjuncts(a)]
+    return [where]
+
+
+def _key_equalities(conjuncts: list[Any], attrs: list[str]) -> tuple[dict[str, AV], list[Any]]:
+    """The `attr = value` conjuncts on the given top-level attributes, and the others."""
+    key: dict[str, AV] = {}
+    rest = []
+    for c in conjuncts:
+        if isinstance(c, Node) and c.op == "=":
+            left, right = c.args
+            if isinstance(right, Name) and isinstance(left, Const):
+                left, right = right, left
+            if (
+                isinstance(left, Name)
+                and isinstance(right, Const)
+                and len(left.path) == 1
+                and left.path[0] in attrs
+                and left.path[0] not in key
+            ):
+                key[str(left.path[0])] = right.av
+                continue
+        rest.append(c)
+    return key, rest
+
+
+def _residual(emit: _Emit, rest: list[Any], *extra: str) -> str | None:
+    parts = [*extra, *(f"({emit.condition(c)})" for c in rest)]
+    return " AND ".join(parts) if parts else None
+
+
+def _expression_params(emit: _Emit, req: dict[str, Any]) -> dict[str, Any]:
+    if emit.names:
+        req["ExpressionAttributeNames"] = emit.names
+    if emit.values:
+        req["ExpressionAttributeValues"] = emit.values
+    return req
+
+
+def _encode_token(last_key: AV) -> str:
+    return base64.urlsafe_b64encode(orjson.dumps({"LastEvaluatedKey": last_key})).decode()
+
+
+def _decode_token(token: str) -> AV:
+    try:
+        data = orjson.loads(base64.urlsafe_b64decode(token.encode()))
+        return data["LastEvaluatedKey"]  # type: ignore[no-any-return]
+    except (binascii.Error, ValueError, KeyError, TypeError) as exc:
+        raise errors.validation("Invalid NextToken") from exc
+
+
+def _batch_code(exc: ServiceError) -> str:
+    """BatchStatementError.Code from an exception code (the API's enum drops 'Exception', says 'Error')."""
+    code = exc.code.removesuffix("Exception")
+    return {
+        "Validation": "ValidationError",
+        "Throttling": "ThrottlingError",
+        "InternalServer": "InternalServerError",
+    }.get(code, code)
+
+
+def _merge_consumed(into: dict[str, dict[str, Any]], cc: dict[str, Any] | None) -> None:
+    """Adds one statement's ConsumedCapacity into the per-table totals of a batch."""
+    if not cc:
+        return
+    have = into.get(cc["TableName"])
+    if have is None:
+        into[cc["TableName"]] = orjson.loads(orjson.dumps(cc))
+        return
+    for k, v in cc.items():
+        if isinstance(v, float | int) and k != "TableName":
+            have[k] = have.get(k, 0.0) + v
+        elif k == "Table":
+            for kk, vv in v.items():
+                have.setdefault("Table", {})[kk] = have.get("Table", {}).get(kk, 0.0) + vv
+        elif k in ("GlobalSecondaryIndexes", "LocalSecondaryIndexes"):
+            for name, units in v.items():
+                slot = have.setdefault(k, {}).setdefault(name, {})
+                for kk, vv in units.items():
+                    slot[kk] = slot.get(kk, 0.0) + vv
+
+
+# ---------------------------------------------------------------------------------------------- operations
+class PartiQL:
+    """The three PartiQL operations over one Backend; each statement runs through the Backend's own handlers."""
+
+    def __init__(self, backend: Any) -> None:
+        self.backend = backend
+
+    def operations(self) -> dict[str, Callable[[dict[str, Any], Any], dict[str, Any]]]:
+        return {
+            "ExecuteStatement": self.execute_statement,
+            "BatchExecuteStatement": self.batch_execute_statement,
+            "ExecuteTransaction": self.execute_transaction,
+        }
+
+    # -- helpers
+    @staticmethod
+    def _statement_text(body: dict[str, Any], where: str = "statement") -> str:
+        text = body.get("Statement")
+        if not isinstance(text, str):
+            raise errors.detected(f"Value null at '{where}' failed to satisfy constraint: Member must not be null")
+        if not 1 <= len(text) <= STATEMENT_MAX:
+            raise errors.detected(
+                f"Value '{text[:64]}' at '{where}' failed to satisfy constraint: Member must have length "
+                + ("greater than or equal to 1" if not text else f"less than or equal to {STATEMENT_MAX}")
+            )
+        return text
+
+    @staticmethod
+    def _params(body: dict[str, Any]) -> list[AV]:
+        params = body.get("Parameters")
+        if params is None:
+            return []
+        if not params:
+            raise errors.detected(
+                "Value '[]' at 'parameters' failed to satisfy constraint: "
+                "Member must have length greater than or equal to 1"
+            )
+        return list(params)
+
+    def _parse(self, body: dict[str, Any]) -> Statement:
+        return parse(self._statement_text(body), self._params(body))
+
+    def _table(self, st: Statement, ctx: Any) -> Any:
+        t = self.backend._table({"TableName": st.table}, ctx)
+        if st.index is not None and t.index(st.index) is None:
+            raise errors.validation(NO_INDEX)
+        return t
+
+    def _full_key(self, st: Statement, t: Any, message: str = KEY_EQUALITY) -> tuple[dict[str, AV], list[Any]]:
+        key, rest = _key_equalities(_conjuncts(st.where), t.key.names())
+        if set(key) != set(t.key.names()):
+            raise errors.validation(message)
+        return key, rest
+
+    def _write_request(self, st: Statement, t: Any, body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """(kind, request) of INSERT/UPDATE/DELETE as the PutItem/UpdateItem/DeleteItem it stands for."""
+        emit = _Emit()
+        req: dict[str, Any] = {"TableName": t.name}
+        if st.kind == "INSERT":
+            req["Item"] = st.item
+            req["ConditionExpression"] = f"attribute_not_exists({emit.name(t.key.hash_attr)})"
+            return "Put", _expression_params(emit, req)
+        key, rest = self._full_key(st, t)
+        req["Key"] = key
+        if st.kind == "UPDATE":
+            clauses: dict[str, list[str]] = {"SET": [], "REMOVE": [], "ADD": [], "DELETE": []}
+            for path, x in st.sets:
+                target = emit.path(path)
+                if isinstance(x, Node) and x.op in ("set_add", "set_delete"):
+                    if len(x.args) != 2 or not isinstance(x.args[0], Name) or x.args[0].path != path:
+                        raise errors.validation(f"{x.op} must take the attribute being set as its first argument")
+                    clauses["ADD" if x.op == "set_add" else "DELETE"].append(f"{target} {emit.operand(x.args[1])}")
+                else:
+                    clauses["SET"].append(f"{target} = {emit.operand(x)}")
+            clauses["REMOVE"] = [emit.path(p) for p in st.removes]
+            req["UpdateExpression"] = " ".join(f"{k} {', '.join(v)}" for k, v in clauses.items() if v)
+            # UPDATE changes an existing item: one that does not exist fails the statement's condition
+            cond = _residual(emit, rest, f"attribute_exists({emit.name(t.key.hash_attr)})")
+            kind = "Update"
+        else:
+            cond = _residual(emit, rest)
+            kind = "Delete"
+        if cond is not None:
+            req["ConditionExpression"] = cond
+        if st.returning:
+            req["ReturnValues"] = st.returning
+        return kind, _expression_params(emit, req)
+
+    def _select_request(self, st: Statement, t: Any, body: dict[str, Any], need_key: str | None) -> dict[str, Any]:
+        """A SELECT as a Query (equality on the partition key of the table or index) or a Scan; `need_key`:
+        the message when the full primary key must be given (batches and transactions)."""
+        emit = _Emit()
+        req: dict[str, Any] = {"TableName": t.name}
+        if st.index is not None:
+            req["IndexName"] = st.index
+        if st.projection is not None:
+            req["ProjectionExpression"] = ", ".join(emit.path(p) for p in st.projection)
+        conjuncts = _conjuncts(st.where)
+        keydef = t.key if st.index is None else t.index(st.index).key
+        if need_key is not None:
+            self._full_key(st, t, need_key)
+        kce = None
+        rest = conjuncts
+        if not keydef.multi:
+            hkey, rest = _key_equalities(conjuncts, [keydef.hash_attr])
+            hav = hkey.get(keydef.hash_attr)
+            if hav is not None and keydef.hash_type in hav:
+                kce = f"{emit.path([keydef.hash_attr])} = {emit.value(hav)}"
+                range_cond, rest = self._range_condition(emit, rest, keydef)
+                if range_cond:
+                    kce += " AND " + range_cond
+            else:
+                rest = conjuncts
+        filt = _residual(emit, rest)
+        if kce is not None:
+            req["KeyConditionExpression"] = kce
+            req["ScanIndexForward"] = not st.descending
+        if filt is not None:
+            req["FilterExpression"] = filt
+        for p in ("ConsistentRead", "Limit", "ReturnConsumedCapacity"):
+            if body.get(p) is not None:
+                req[p] = body[p]
+        return _expression_params(emit, req)
+
+    @staticmethod
+    def _range_condition(emit: _Emit, conjuncts: list[Any], keydef: Any) -> tuple[str | None, list[Any]]:
+        """The first conjunct usable as the sort key's part of a KeyConditionExpression, and the others."""
+        attr, typ = keydef.range_attr, keydef.range_type
+        if attr is None:
+            return None, conjuncts
+        for i, c in enumerate(conjuncts):
+            if not isinstance(c, Node) or not c.args or not isinstance(c.args[0], Name) or c.args[0].path != [attr]:
+                continue
+            consts = c.args[1:]
+            if not consts or not all(isinstance(a, Const) and typ in a.av for a in consts):
+                continue
+            ok = (c.op in ("=", "<", "<=", ">", ">=") and len(consts) == 1) or (c.op == "BETWEEN")
+            ok = ok or (c.op == "begins_with" and typ in ("S", "B"))
+            if ok:
+                return emit.condition(c), conjuncts[:i] + conjuncts[i + 1 :]
+        return None, conjuncts
+
+    @staticmethod
+    def _write_call(kind: str) -> str:
+        return {"Put": "put_item", "Update": "update_item", "Delete": "delete_item"}[kind]
+
+    def _run_write(self, st: Statement, t: Any, body: dict[str, Any], ctx: Any, extra: dict[str, Any]) -> Any:
+        kind, req = self._write_request(st, t, body)
+        req.update(extra)
+        try:
+            return getattr(self.backend, self._write_call(kind))(req, ctx)
+        except ServiceError as exc:
+            if st.kind == "INSERT" and exc.code == "ConditionalCheckFailedException":
+                raise ServiceError("DuplicateItemException", DUPLICATE) from exc
+            raise
+
+    # -- ExecuteStatement
+    def execute_statement(self, req: dict[str, Any], ctx: Any) -> dict[str, Any]:
+        st = self._parse(req)
+        if st.kind == "EXISTS":
+            raise errors.validation("EXISTS is supported only in ExecuteTransaction")
+        t = self._table(st, ctx)
+        if st.kind == "SELECT":
+            read = self._select_request(st, t, req, None)
+            token = req.get("NextToken")
+            if token is not None:
+                read["ExclusiveStartKey"] = _decode_token(token)
+            op = self.backend.query if "KeyConditionExpression" in read else self.backend.scan
+            res = op(read, ctx)
+            out: dict[str, Any] = {"Items": res.get("Items", [])}
+            if "LastEvaluatedKey" in res:
+                out["NextToken"] = _encode_token(res["LastEvaluatedKey"])
+            if "ConsumedCapacity" in res:
+                out["ConsumedCapacity"] = res["ConsumedCapacity"]
+            return out
+        extra = {p: req[p] for p in ("ReturnConsumedCapacity", "ReturnValuesOnConditionCheckFailure") if p in req}
+        res = self._run_write(st, t, req, ctx, extra)
+        out = {"Items": [res["Attributes"]] if res.get("Attributes") else []}
+        if "ConsumedCapacity" in res:
+            out["ConsumedCapacity"] = res["ConsumedCapacity"]
+        return out
+
+    # -- BatchExecuteStatement
+    def batch_execute_statement(self, req: dict[str, Any], ctx: Any) -> dict[str, Any]:
+        statements = req.get("Statements")
+        if not isinstance(statements, list) or not statements:
+            raise errors.detected(
+                "Value null at 'statements' failed to satisfy constraint: Member must not be null"
+                if not isinstance(statements, list)
+                else "Value '[]' at 'statements' failed to satisfy constraint: "
+                "Member must have length greater than or equal to 1"
+            )
+        if len(statements) > BATCH_MAX:
+            raise errors.detected(
+                "Value at 'statements' failed to satisfy constraint: "
+                f"Member must have length less than or equal to {BATCH_MAX}"
+            )
+        rcc = self.backend._rcc(req)
+        consumed: dict[str, dict[str, Any]] = {}
+        responses = []
+        for body in statements:
+            if not isinstance(body, dict):
+                raise errors.validation("Each member of Statements must be a BatchStatementRequest")
+            responses.append(self._batch_one(body, ctx, rcc, consumed))
+        out: dict[str, Any] = {"Responses": responses}
+        if rcc:
+            out["ConsumedCapacity"] = list(consumed.values())
+        return out
+
+    def _batch_one(self, body: dict[str, Any], ctx: Any, rcc: str | None, consumed: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        try:
+            st = self._parse(body)
+            if st.kind == "EXISTS":
+                raise errors.validation("EXISTS is supported only in ExecuteTransaction")
+            t = self._table(st, ctx)
+            out["TableName"] = t.name
+            extra = {"ReturnConsumedCapacity": rcc} if rcc else {}
+            if st.kind == "SELECT":
+                read = self._select_request(st, t, body, BATCH_SELECT_KEY)
+                read.update(extra)
+                res = self.backend.query(read, ctx)
+                if res.get("Items"):
+                    out["Item"] = res["Items"][0]
+            else:
+                on_fail = body.get("ReturnValuesOnConditionCheckFailure")
+                if on_fail is not None:
+                    extra["ReturnValuesOnConditionCheckFailure"] = on_fail
+                res = self._run_write(st, t, body, ctx, extra)
+            _merge_consumed(consumed, res.get("ConsumedCapacity"))
+        except ServiceError as exc:
+            if exc.code == "ResourceNotFoundException":
+                out.pop("TableName", None)
+            error: dict[str, Any] = {"Code": _batch_code(exc), "Message": exc.message}
+            if "Item" in exc.extra:
+                error["Item"] = exc.extra["Item"]
+            out["Error"] = error
+        return out
+
+    # -- ExecuteTransaction
+    def execute_transaction(self, req: dict[str, Any], ctx: Any) -> dict[str, Any]:
+        statements = req.get("TransactStatements")
+        if not isinstance(statements, list) or not statements:
+            raise errors.detected(
+                "Value null at 'transactStatements' failed to satisfy constraint: Member must not be null"
+                if not isinstance(statements, list)
+                else "Value '[]' at 'transactStatements' failed to satisfy constraint: "
+                "Member must have length greater than or equal to 1"
+            )
+        if len(statements) > TRANSACTION_MAX:
+            raise errors.detected(
+                "Value at 'transactStatements' failed to satisfy constraint: "
+                f"Member must have length less than or equal to {TRANSACTION_MAX}"
+            )
+        parsed = []
+        for body in statements:
+            if not isinstance(body, dict):
+                raise errors.validation("Each member of TransactStatements must be a ParameterizedStatement")
+            st = self._parse(body)
+            parsed.append((st, self._table(st, ctx), body))
+        reads = [st.kind == "SELECT" for st, _, _ in parsed]
+        if any(reads) and not all(reads):
+            raise errors.validation("A transaction must hold only read statements or only write statements")
+        extra = {p: req[p] for p in ("ReturnConsumedCapacity",) if p in req}
+        if all(reads):
+            return self._transact_reads(parsed, ctx, extra)
+        actions = []
+        for st, t, body in parsed:
+            if st.kind == "EXISTS":
+                key, rest = self._full_key(st, t)
+                emit = _Emit()
+                cond = _residual(emit, rest, f"attribute_exists({emit.name(t.key.hash_attr)})")
+                actions.append(
+                    {
+                        "ConditionCheck": _expression_params(
+                            emit, {"TableName": t.name, "Key": key, "ConditionExpression": cond}
+                        )
+                    }
+                )
+                continue
+            kind, action = self._write_request(st, t, body)
+            action.pop("ReturnValues", None)
+            on_fail = body.get("ReturnValuesOnConditionCheckFailure")
+            if on_fail is not None:
+                action["ReturnValuesOnConditionCheckFailure"] = on_fail
+            actions.append({kind: action})
+        tx: dict[str, Any] = {"TransactItems": actions, **extra}
+        if req.get("ClientRequestToken") is not None:
+            tx["ClientRequestToken"] = req["ClientRequestToken"]
+        try:
+            res = self.backend.transact_write(tx, ctx)
+        except ServiceError as exc:
+            if exc.code != "TransactionCanceledException":
+                raise
+            raise self._duplicates(exc, [st for st, _, _ in parsed]) from exc
+        return {k: v for k, v in res.items() if k == "ConsumedCapacity"}
+
+    def _transact_reads(self, parsed: list[Any], ctx: Any, extra: dict[str, Any]) -> dict[str, Any]:
+        gets = []
+        filters = []
+        for st, t, _body in parsed:
+            if st.index is not None:
+                raise errors.validation("Select statements within ExecuteTransaction must read a table, not an index.")
+            key, rest = self._full_key(
+                st, t, "Select statements within ExecuteTransaction must specify the primary key in the where clause."
+            )
+            emit = _Emit()
+            # the projection runs after the statement's other conditions, which may name unprojected attributes
+            filt = _residual(emit, rest)
+            gets.append({"Get": {"TableName": t.name, "Key": key}})
+            filters.append((filt, emit, st.projection))
+        res = self.backend.transact_get({"TransactItems": gets, **extra}, ctx)
+        responses = []
+        for r, (filt, emit, projection) in zip(res["Responses"], filters, strict=True):
+            item = r.get("Item")
+            if item is not None and filt is not None:
+                cond = expressions.parse_condition(filt, emit.names or None, emit.values or None, "FilterExpression")
+                if not cond.evaluate(item):
+                    item = None
+            if item is not None and projection is not None:
+                pe = _Emit()
+                text = ", ".join(pe.path(p) for p in projection)
+                item = expressions.parse_projection(text, pe.names).apply(item)
+            responses.append({"Item": item} if item is not None else {})
+        out: dict[str, Any] = {"Responses": responses}
+        if "ConsumedCapacity" in res:
+            out["ConsumedCapacity"] = res["ConsumedCapacity"]
+        return out
+
+    @staticmethod
+    def _duplicates(exc: ServiceError, statements: list[Statement]) -> ServiceError:
+        """An INSERT whose key exists is cancelled as DuplicateItem, not as a failed condition."""
+        reasons = [dict(r) for r in exc.extra.get("CancellationReasons", [])]
+        for r, st in zip(reasons, statements, strict=False):
+            if st.kind == "INSERT" and r.get("Code") == "ConditionalCheckFailed":
+                r.clear()
+                r.update({"Code": "DuplicateItem", "Message": DUPLICATE})
+        codes = ", ".join(r["Code"] for r in reasons)
+        return ServiceError(
+            "TransactionCanceledException",
+            f"Transaction cancelled, please refer cancellation reasons for specific reasons [{codes}]",
+            extra={**exc.extra, "CancellationReasons": reasons},
+        )
