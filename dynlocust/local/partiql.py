@@ -33,6 +33,10 @@ KEY_EQUALITY = "Where clause does not contain a mandatory equality on all key at
 PARAMS_MISMATCH = "Number of parameters in request and statement don't match."
 BATCH_SELECT_KEY = "Select statements within BatchExecuteStatement must specify the primary key in the where clause."
 NO_INDEX = "The table does not have the specified index"
+# the documentation states the rules below without the service's wording; these sentences are dynlocust's
+MIXED_BATCH = "A batch must consist of either read statements or write statements"
+MIXED_TRANSACTION = "A transaction must consist of either read statements or write statements"
+TX_SELECT_KEY = "Select statements within ExecuteTransaction must specify the primary key in the where clause."
 MALFORMED = "Statement wasn't well formed, can't be processed: "
 
 Path = list[str | int]
@@ -826,21 +830,31 @@ class PartiQL:
                 f"Member must have length less than or equal to {BATCH_MAX}"
             )
         rcc = self.backend._rcc(req)
-        consumed: dict[str, dict[str, Any]] = {}
-        responses = []
+        parsed: list[Statement | ServiceError] = []
         for body in statements:
             if not isinstance(body, dict):
                 raise errors.validation("Each member of Statements must be a BatchStatementRequest")
-            responses.append(self._batch_one(body, ctx, rcc, consumed))
+            try:
+                parsed.append(self._parse(body))
+            except ServiceError as exc:  # a statement's own error is answered in its response
+                parsed.append(exc)
+        kinds = {p.kind == "SELECT" for p in parsed if isinstance(p, Statement)}
+        if len(kinds) > 1:  # "The entire batch must consist of either read statements or write statements"
+            raise errors.validation(MIXED_BATCH)
+        consumed: dict[str, dict[str, Any]] = {}
+        responses = [self._batch_one(st, body, ctx, rcc, consumed) for st, body in zip(parsed, statements, strict=True)]
         out: dict[str, Any] = {"Responses": responses}
         if rcc:
             out["ConsumedCapacity"] = list(consumed.values())
         return out
 
-    def _batch_one(self, body: dict[str, Any], ctx: Any, rcc: str | None, consumed: dict[str, Any]) -> dict[str, Any]:
+    def _batch_one(
+        self, st: Statement | ServiceError, body: dict[str, Any], ctx: Any, rcc: str | None, consumed: dict[str, Any]
+    ) -> dict[str, Any]:
         out: dict[str, Any] = {}
         try:
-            st = self._parse(body)
+            if isinstance(st, ServiceError):
+                raise st
             if st.kind == "EXISTS":
                 raise errors.validation("EXISTS is supported only in ExecuteTransaction")
             t = self._table(st, ctx)
@@ -890,7 +904,7 @@ class PartiQL:
             parsed.append((st, self._table(st, ctx), body))
         reads = [st.kind == "SELECT" for st, _, _ in parsed]
         if any(reads) and not all(reads):
-            raise errors.validation("A transaction must hold only read statements or only write statements")
+            raise errors.validation(MIXED_TRANSACTION)
         extra = {p: req[p] for p in ("ReturnConsumedCapacity",) if p in req}
         if all(reads):
             return self._transact_reads(parsed, ctx, extra)
@@ -931,9 +945,7 @@ class PartiQL:
         for st, t, _body in parsed:
             if st.index is not None:
                 raise errors.validation("Select statements within ExecuteTransaction must read a table, not an index.")
-            key, rest = self._full_key(
-                st, t, "Select statements within ExecuteTransaction must specify the primary key in the where clause."
-            )
+            key, rest = self._full_key(st, t, TX_SELECT_KEY)
             emit = _Emit()
             # the projection runs after the statement's other conditions, which may name unprojected attributes
             filt = _residual(emit, rest)

@@ -1,0 +1,414 @@
+"""PartiQL on the local endpoint: the parser, and the three operations over HTTP with boto3 (an in-thread server)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from dynlocust.local.embedded import ThreadedEndpoint, serve_in_thread
+from dynlocust.local.errors import ServiceError
+from dynlocust.local.partiql import Const, Name, Node, parse
+from tests.unit.local.conftest import create_table, error_of
+from tests.unit.local.test_throttling import FakeCapacity
+
+# ------------------------------------------------------------------------------------------------ parser
+
+
+def test_parse_select_with_index_projection_and_where() -> None:
+    st = parse('SELECT a.b[2], "c d" FROM "my.table"."idx" WHERE pk = ? AND n >= -1.5e3', [{"S": "x"}])
+    assert (st.kind, st.table, st.index) == ("SELECT", "my.table", "idx")
+    assert st.projection == [["a", "b", 2], ["c d"]]
+    assert st.where == Node(
+        "AND",
+        [Node("=", [Name(["pk"]), Const({"S": "x"})]), Node(">=", [Name(["n"]), Const({"N": "-1.5e3"})])],
+    )
+
+
+def test_parse_unquoted_table_name_with_hyphen() -> None:
+    st = parse("select id from T-1a2b-c")
+    assert (st.table, st.index, st.projection) == ("T-1a2b-c", None, [["id"]])
+
+
+def test_parse_insert_literals() -> None:
+    st = parse("INSERT INTO t VALUE {'pk': 'it''s', 'n': 1, 'b': TRUE, 'z': NULL, 'l': [1, 'x'], 's': <<'a', 'b'>>}")
+    assert st.item == {
+        "pk": {"S": "it's"},
+        "n": {"N": "1"},
+        "b": {"BOOL": True},
+        "z": {"NULL": True},
+        "l": {"L": [{"N": "1"}, {"S": "x"}]},
+        "s": {"SS": ["a", "b"]},
+    }
+
+
+def test_parse_update_clauses_and_returning() -> None:
+    st = parse(
+        "UPDATE t SET a = a + 1, b = list_append(b, [2]) SET c = 'x' REMOVE d, e.f WHERE pk = 'k' "
+        "RETURNING MODIFIED NEW *"
+    )
+    assert [p for p, _ in st.sets] == [["a"], ["b"], ["c"]]
+    assert st.removes == [["d"], ["e", "f"]]
+    assert st.returning == "UPDATED_NEW"
+
+
+def test_parse_condition_forms() -> None:
+    st = parse(
+        "SELECT * FROM t WHERE NOT (a BETWEEN 1 AND 2) OR b IN ['x', 'y'] OR c IS NOT MISSING OR begins_with(d, 'p')"
+    )
+    assert isinstance(st.where, Node) and st.where.op == "OR"
+    assert [t.op for t in st.where.args] == ["NOT", "IN", "IS", "begins_with"]
+    assert st.where.args[2].flag == "NOT MISSING"
+
+
+@pytest.mark.parametrize(
+    ("text", "params", "message"),
+    [
+        ("SELEC * FROM t", None, "Statement wasn't well formed, can't be processed: expected SELECT"),
+        ("SELECT * FROM t WHERE", None, "Statement wasn't well formed, can't be processed: expected a value"),
+        ("SELECT * FROM t WHERE a = 'open", None, "Statement wasn't well formed, can't be processed: unterminated"),
+        ("SELECT * FROM t WHERE a = ?", None, "Number of parameters in request and statement don't match."),
+        ("SELECT * FROM t WHERE a = ?", [{"S": "1"}, {"S": "2"}], "Number of parameters in request and statement"),
+        ("UPDATE t WHERE pk = 'a'", None, "Statement wasn't well formed, can't be processed: expected SET or REMOVE"),
+        ("DELETE FROM t WHERE pk = 'a' RETURNING ALL NEW *", None, "DELETE supports only RETURNING ALL OLD *"),
+    ],
+)
+def test_parse_errors_are_validation_exceptions(text: str, params: Any, message: str) -> None:
+    with pytest.raises(ServiceError) as exc:
+        parse(text, params)
+    assert exc.value.code == "ValidationException"
+    assert exc.value.message.startswith(message)
+
+
+# ------------------------------------------------------------------------------------------------ over HTTP
+
+
+def _items(client: Any, n: int, table: str = "tab1", pad: int = 0) -> None:
+    for i in range(n):
+        item = {"pk": {"S": f"k{i}"}, "n": {"N": str(i)}, "m": {"M": {"x": {"L": [{"S": f"v{i}"}]}}}}
+        if pad:
+            item["pad"] = {"S": "p" * pad}
+        client.put_item(TableName=table, Item=item)
+
+
+def test_select_star_projection_and_non_key_where(client: Any) -> None:
+    create_table(client, range_type=None)
+    _items(client, 4)
+    got = client.execute_statement(Statement="SELECT * FROM tab1")["Items"]
+    assert sorted(i["pk"]["S"] for i in got) == ["k0", "k1", "k2", "k3"]
+    got = client.execute_statement(
+        Statement='SELECT m.x[0], "n" FROM tab1 WHERE n >= 2 AND m.x[0] <> ?', Parameters=[{"S": "v3"}]
+    )
+    assert got["Items"] == [{"m": {"M": {"x": {"L": [{"S": "v2"}]}}}, "n": {"N": "2"}}]
+
+
+def test_key_equality_reads_like_a_query_and_a_scan_costs_more(client: Any) -> None:
+    create_table(client, range_type=None)
+    _items(client, 10, pad=3000)
+    one = client.execute_statement(Statement="SELECT pk FROM tab1 WHERE pk = 'k3'", ReturnConsumedCapacity="TOTAL")
+    assert one["Items"] == [{"pk": {"S": "k3"}}]
+    assert one["ConsumedCapacity"] == {"TableName": "tab1", "CapacityUnits": 0.5}
+    scan = client.execute_statement(Statement="SELECT pk FROM tab1 WHERE n = 3", ReturnConsumedCapacity="INDEXES")
+    assert scan["Items"] == [{"pk": {"S": "k3"}}]
+    # ten ~3 KB items read by a scan: 8 units of 4 KB, halved for an eventually consistent read
+    assert scan["ConsumedCapacity"]["CapacityUnits"] == 4.0
+    assert scan["ConsumedCapacity"]["Table"] == {"CapacityUnits": 4.0, "ReadCapacityUnits": 4.0}
+
+
+def test_sort_key_condition_and_order_by(client: Any) -> None:
+    create_table(client)
+    for sk in range(5):
+        client.put_item(TableName="tab1", Item={"pk": {"S": "a"}, "sk": {"N": str(sk)}})
+    client.put_item(TableName="tab1", Item={"pk": {"S": "b"}, "sk": {"N": "1"}})
+    got = client.execute_statement(
+        Statement="SELECT sk FROM tab1 WHERE pk = 'a' AND sk BETWEEN 1 AND 3 ORDER BY sk DESC"
+    )
+    assert [i["sk"]["N"] for i in got["Items"]] == ["3", "2", "1"]
+
+
+def test_limit_and_next_token_page_through_every_item(client: Any) -> None:
+    create_table(client, range_type=None)
+    _items(client, 7)
+    seen: list[str] = []
+    kwargs: dict[str, Any] = {}
+    pages = 0
+    while pages < 10:
+        page = client.execute_statement(Statement="SELECT pk FROM tab1", Limit=3, **kwargs)
+        pages += 1
+        assert len(page["Items"]) <= 3
+        seen += [i["pk"]["S"] for i in page["Items"]]
+        if "NextToken" not in page:
+            break
+        kwargs = {"NextToken": page["NextToken"]}
+    assert sorted(seen) == [f"k{i}" for i in range(7)]
+    assert pages == 3
+
+
+def test_select_on_indexes_and_unknown_ones(client: Any) -> None:
+    gsi = {
+        "IndexName": "gsi1",
+        "KeySchema": [{"AttributeName": "gk", "KeyType": "HASH"}],
+        "Projection": {"ProjectionType": "ALL"},
+    }
+    create_table(client, range_type=None, gsis=[gsi], extra_attrs={"gk": "S"})
+    client.put_item(TableName="tab1", Item={"pk": {"S": "a"}, "gk": {"S": "x"}})
+    client.put_item(TableName="tab1", Item={"pk": {"S": "b"}})
+    assert client.execute_statement(Statement='SELECT * FROM "tab1"."gsi1"')["Items"] == [
+        {"pk": {"S": "a"}, "gk": {"S": "x"}}
+    ]
+    got = client.execute_statement(Statement="SELECT pk FROM tab1.gsi1 WHERE gk = 'x'")
+    assert got["Items"] == [{"pk": {"S": "a"}}]
+    with pytest.raises(ClientError) as exc:
+        client.execute_statement(Statement="SELECT * FROM tab1.nope")
+    assert error_of(exc) == (400, "ValidationException", "The table does not have the specified index")
+    with pytest.raises(ClientError) as exc:
+        client.execute_statement(Statement="SELECT * FROM nope")
+    assert error_of(exc) == (400, "ResourceNotFoundException", "Requested resource not found")
+
+
+def test_insert_refuses_an_existing_key(client: Any) -> None:
+    create_table(client, range_type=None)
+    resp = client.execute_statement(Statement="INSERT INTO tab1 VALUE {'pk': 'a', 'attr': {'sth': ['other']}}")
+    assert resp["Items"] == []
+    assert client.get_item(TableName="tab1", Key={"pk": {"S": "a"}})["Item"] == {
+        "pk": {"S": "a"},
+        "attr": {"M": {"sth": {"L": [{"S": "other"}]}}},
+    }
+    with pytest.raises(ClientError) as exc:
+        client.execute_statement(Statement="INSERT INTO tab1 VALUE {'pk': ?}", Parameters=[{"S": "a"}])
+    assert error_of(exc) == (400, "DuplicateItemException", "Duplicate primary key exists in table")
+    with pytest.raises(ClientError) as exc:
+        client.execute_statement(Statement="INSERT INTO tab1 VALUE {'other': 'a'}")
+    assert error_of(exc)[1:] == (
+        "ValidationException",
+        "One or more parameter values were invalid: Missing the key pk in the item",
+    )
+
+
+def test_update_set_remove_sets_and_returning(client: Any) -> None:
+    create_table(client, range_type=None)
+    client.put_item(
+        TableName="tab1",
+        Item={"pk": {"S": "a"}, "n": {"N": "1"}, "gone": {"S": "x"}, "s": {"SS": ["p"]}, "l": {"L": []}},
+    )
+    resp = client.execute_statement(
+        Statement="UPDATE tab1 SET n = n + ?, s = set_add(s, <<'q'>>) SET l = list_append(l, [1]) REMOVE gone "
+        "WHERE pk = 'a' RETURNING ALL NEW *",
+        Parameters=[{"N": "4"}],
+    )
+    assert resp["Items"] == [{"pk": {"S": "a"}, "n": {"N": "5"}, "s": {"SS": ["p", "q"]}, "l": {"L": [{"N": "1"}]}}]
+    resp = client.execute_statement(
+        Statement="UPDATE tab1 SET s = set_delete(s, <<'p'>>) WHERE pk = 'a' RETURNING MODIFIED OLD *"
+    )
+    assert resp["Items"] == [{"s": {"SS": ["p", "q"]}}]
+    with pytest.raises(ClientError) as exc:
+        client.execute_statement(Statement="UPDATE tab1 SET pk = 'b' WHERE pk = 'a'")
+    assert "Cannot update attribute pk" in error_of(exc)[2]
+
+
+def test_update_of_a_missing_item_or_a_false_condition_fails_the_condition(client: Any) -> None:
+    create_table(client, range_type=None)
+    client.put_item(TableName="tab1", Item={"pk": {"S": "a"}, "n": {"N": "1"}})
+    for stmt in ("UPDATE tab1 SET n = 2 WHERE pk = 'zz'", "UPDATE tab1 SET n = 2 WHERE pk = 'a' AND n = 7"):
+        with pytest.raises(ClientError) as exc:
+            client.execute_statement(Statement=stmt)
+        assert error_of(exc) == (400, "ConditionalCheckFailedException", "The conditional request failed")
+    with pytest.raises(ClientError) as exc:
+        client.execute_statement(
+            Statement="UPDATE tab1 SET n = 2 WHERE pk = 'a' AND n = 7", ReturnValuesOnConditionCheckFailure="ALL_OLD"
+        )
+    assert exc.value.response["Item"] == {"pk": {"S": "a"}, "n": {"N": "1"}}
+    with pytest.raises(ClientError) as exc:
+        client.execute_statement(Statement="UPDATE tab1 SET n = 2 WHERE n = 1")
+    assert error_of(exc) == (
+        400,
+        "ValidationException",
+        "Where clause does not contain a mandatory equality on all key attributes",
+    )
+    assert client.get_item(TableName="tab1", Key={"pk": {"S": "a"}})["Item"]["n"] == {"N": "1"}
+
+
+def test_delete_needs_the_full_key_and_honours_its_condition(client: Any) -> None:
+    create_table(client)
+    client.put_item(TableName="tab1", Item={"pk": {"S": "a"}, "sk": {"N": "1"}, "v": {"S": "x"}})
+    with pytest.raises(ClientError) as exc:
+        client.execute_statement(Statement="DELETE FROM tab1 WHERE pk = 'a'")
+    assert error_of(exc)[1] == "ValidationException"
+    with pytest.raises(ClientError) as exc:
+        client.execute_statement(Statement="DELETE FROM tab1 WHERE pk = 'a' AND sk = 1 AND v = 'y'")
+    assert error_of(exc)[1] == "ConditionalCheckFailedException"
+    # no such item: success, nothing deleted
+    assert client.execute_statement(Statement="DELETE FROM tab1 WHERE pk = 'b' AND sk = 1")["Items"] == []
+    resp = client.execute_statement(Statement="DELETE FROM tab1 WHERE pk = 'a' AND sk = 1 RETURNING ALL OLD *")
+    assert resp["Items"] == [{"pk": {"S": "a"}, "sk": {"N": "1"}, "v": {"S": "x"}}]
+    assert client.scan(TableName="tab1")["Items"] == []
+
+
+def test_batch_answers_each_statement(client: Any) -> None:
+    create_table(client, range_type=None)
+    client.put_item(TableName="tab1", Item={"pk": {"S": "a"}, "v": {"S": "x"}})
+    resp = client.batch_execute_statement(
+        Statements=[
+            {"Statement": "SELECT v FROM tab1 WHERE pk = ?", "Parameters": [{"S": "a"}]},
+            {"Statement": "SELECT * FROM tab1 WHERE pk = 'missing'"},
+            {"Statement": "SELECT * FROM tab1 WHERE v = 'x'"},
+            {"Statement": "SELECT * FROM nope WHERE pk = 'a'"},
+            {"Statement": "SELECT * FROM tab1 WHERE pk = ?"},
+        ],
+        ReturnConsumedCapacity="TOTAL",
+    )
+    assert resp["Responses"] == [
+        {"TableName": "tab1", "Item": {"v": {"S": "x"}}},
+        {"TableName": "tab1"},
+        {
+            "TableName": "tab1",
+            "Error": {
+                "Code": "ValidationError",
+                "Message": "Select statements within BatchExecuteStatement must specify the primary key in the where "
+                "clause.",
+            },
+        },
+        {"Error": {"Code": "ResourceNotFound", "Message": "Requested resource not found"}},
+        {"Error": {"Code": "ValidationError", "Message": "Number of parameters in request and statement don't match."}},
+    ]
+    assert resp["ConsumedCapacity"] == [{"TableName": "tab1", "CapacityUnits": 1.0}]
+
+
+def test_batch_writes_and_their_errors(client: Any) -> None:
+    create_table(client, range_type=None)
+    client.put_item(TableName="tab1", Item={"pk": {"S": "a"}, "v": {"N": "1"}})
+    resp = client.batch_execute_statement(
+        Statements=[
+            {"Statement": "INSERT INTO tab1 VALUE {'pk': 'a'}"},
+            {"Statement": "INSERT INTO tab1 VALUE {'pk': 'b'}"},
+            {
+                "Statement": "UPDATE tab1 SET v = 2 WHERE pk = 'a' AND v = 5",
+                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+            },
+            {"Statement": "DELETE FROM tab1 WHERE pk = 'a'"},
+        ]
+    )
+    assert resp["Responses"] == [
+        {"TableName": "tab1", "Error": {"Code": "DuplicateItem", "Message": "Duplicate primary key exists in table"}},
+        {"TableName": "tab1"},
+        {
+            "TableName": "tab1",
+            "Error": {
+                "Code": "ConditionalCheckFailed",
+                "Message": "The conditional request failed",
+                "Item": {"pk": {"S": "a"}, "v": {"N": "1"}},
+            },
+        },
+        {"TableName": "tab1"},
+    ]
+    assert sorted(i["pk"]["S"] for i in client.scan(TableName="tab1")["Items"]) == ["b"]
+    with pytest.raises(ClientError) as exc:
+        client.batch_execute_statement(
+            Statements=[
+                {"Statement": "SELECT * FROM tab1 WHERE pk = 'b'"},
+                {"Statement": "DELETE FROM tab1 WHERE pk = 'b'"},
+            ]
+        )
+    assert error_of(exc)[1] == "ValidationException"
+
+
+def test_transaction_writes_are_all_or_nothing(client: Any) -> None:
+    create_table(client, range_type=None)
+    client.put_item(TableName="tab1", Item={"pk": {"S": "a"}, "v": {"N": "1"}})
+    with pytest.raises(ClientError) as exc:
+        client.execute_transaction(
+            TransactStatements=[
+                {"Statement": "INSERT INTO tab1 VALUE {'pk': 'new'}"},
+                {"Statement": "DELETE FROM tab1 WHERE pk = 'other'"},
+                {"Statement": "INSERT INTO tab1 VALUE {'pk': 'a'}"},
+            ]
+        )
+    assert error_of(exc)[1] == "TransactionCanceledException"
+    assert exc.value.response["CancellationReasons"] == [
+        {"Code": "None"},
+        {"Code": "None"},
+        {"Code": "DuplicateItem", "Message": "Duplicate primary key exists in table"},
+    ]
+    assert client.scan(TableName="tab1")["Items"] == [{"pk": {"S": "a"}, "v": {"N": "1"}}]
+    resp = client.execute_transaction(
+        TransactStatements=[
+            {"Statement": "EXISTS(SELECT * FROM tab1 WHERE pk = 'a' AND v = 1)"},
+            {"Statement": "INSERT INTO tab1 VALUE {'pk': 'new'}"},
+        ],
+        ReturnConsumedCapacity="TOTAL",
+    )
+    assert resp["ConsumedCapacity"] == [{"TableName": "tab1", "CapacityUnits": 4.0, "WriteCapacityUnits": 4.0}]
+    assert len(client.scan(TableName="tab1")["Items"]) == 2
+    with pytest.raises(ClientError) as exc:
+        client.execute_transaction(
+            TransactStatements=[
+                {"Statement": "EXISTS(SELECT * FROM tab1 WHERE pk = 'a' AND v = 9)"},
+                {"Statement": "DELETE FROM tab1 WHERE pk = 'new'"},
+            ]
+        )
+    assert [r["Code"] for r in exc.value.response["CancellationReasons"]] == ["ConditionalCheckFailed", "None"]
+
+
+def test_transaction_reads_answer_one_response_per_statement(client: Any) -> None:
+    create_table(client, range_type=None)
+    client.put_item(TableName="tab1", Item={"pk": {"S": "a"}, "v": {"N": "1"}, "w": {"S": "x"}})
+    client.put_item(TableName="tab1", Item={"pk": {"S": "b"}, "v": {"N": "1"}})
+    resp = client.execute_transaction(
+        TransactStatements=[
+            {"Statement": "SELECT w FROM tab1 WHERE pk = ? AND v = 1", "Parameters": [{"S": "a"}]},
+            {"Statement": "SELECT * FROM tab1 WHERE pk = 'b' AND v = 2"},
+            {"Statement": "SELECT * FROM tab1 WHERE pk = 'zz'"},
+        ]
+    )
+    assert resp["Responses"] == [{"Item": {"w": {"S": "x"}}}, {}, {}]
+    for statements in (
+        [{"Statement": "SELECT * FROM tab1"}],
+        [{"Statement": "SELECT * FROM tab1 WHERE pk = 'a'"}, {"Statement": "DELETE FROM tab1 WHERE pk = 'a'"}],
+    ):
+        with pytest.raises(ClientError) as exc:
+            client.execute_transaction(TransactStatements=statements)
+        assert error_of(exc)[1] == "ValidationException"
+
+
+# ------------------------------------------------------------------------------------------------ throttling
+
+
+@pytest.fixture
+def fake() -> FakeCapacity:
+    return FakeCapacity()
+
+
+@pytest.fixture
+def throttled(fake: FakeCapacity) -> Iterator[ThreadedEndpoint]:
+    ep = serve_in_thread(capacity=fake)
+    try:
+        yield ep
+    finally:
+        ep.stop()
+
+
+def test_statements_are_charged_and_throttled_like_the_operations_they_stand_for(
+    throttled: ThreadedEndpoint, make_client: Any, fake: FakeCapacity
+) -> None:
+    client = make_client(throttled)
+    create_table(client, range_type=None)
+    client.execute_statement(Statement="INSERT INTO tab1 VALUE {'pk': 'a'}")
+    client.execute_statement(Statement="SELECT * FROM tab1 WHERE pk = 'a'")
+    assert fake.charges[-2:] == [("tab1", None, "write", 1.0, "a"), ("tab1", None, "read", 0.5, "a")]
+    fake.reject.add((None, "a"))
+    with pytest.raises(ClientError) as exc:
+        client.execute_statement(Statement="UPDATE tab1 SET v = 1 WHERE pk = 'a'")
+    assert error_of(exc)[1] == "ThrottlingException"
+    resp = client.batch_execute_statement(
+        Statements=[
+            {"Statement": "SELECT * FROM tab1 WHERE pk = 'a'"},
+            {"Statement": "SELECT * FROM tab1 WHERE pk = 'b'"},
+        ]
+    )
+    assert resp["Responses"][0]["Error"]["Code"] == "ThrottlingError"
+    assert resp["Responses"][1] == {"TableName": "tab1"}
+    with pytest.raises(ClientError) as exc:
+        client.execute_transaction(TransactStatements=[{"Statement": "UPDATE tab1 SET v = 1 WHERE pk = 'a'"}])
+    assert exc.value.response["CancellationReasons"][0]["Code"] == "ThrottlingError"
