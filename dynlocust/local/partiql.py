@@ -671,6 +671,24 @@ class PartiQL:
             )
         return list(params)
 
+    @staticmethod
+    def _statements(req: dict[str, Any], member: str, most: int) -> list[dict[str, Any]]:
+        """A batch's or transaction's list of statements, 1 to `most` of them (the shapes were checked before)."""
+        statements = req.get(member)
+        wire = member[0].lower() + member[1:]
+        if not statements:
+            raise errors.detected(
+                f"Value null at '{wire}' failed to satisfy constraint: Member must not be null"
+                if statements is None
+                else f"Value '[]' at '{wire}' failed to satisfy constraint: "
+                "Member must have length greater than or equal to 1"
+            )
+        if len(statements) > most:
+            raise errors.detected(
+                f"Value at '{wire}' failed to satisfy constraint: Member must have length less than or equal to {most}"
+            )
+        return list(statements)
+
     def _parse(self, body: dict[str, Any]) -> Statement:
         return parse(self._statement_text(body), self._params(body))
 
@@ -686,7 +704,7 @@ class PartiQL:
             raise errors.validation(message)
         return key, rest
 
-    def _write_request(self, st: Statement, t: Any, body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    def _write_request(self, st: Statement, t: Any) -> tuple[str, dict[str, Any]]:
         """(kind, request) of INSERT/UPDATE/DELETE as the PutItem/UpdateItem/DeleteItem it stands for."""
         emit = _Emit()
         req: dict[str, Any] = {"TableName": t.name}
@@ -778,8 +796,8 @@ class PartiQL:
     def _write_call(kind: str) -> str:
         return {"Put": "put_item", "Update": "update_item", "Delete": "delete_item"}[kind]
 
-    def _run_write(self, st: Statement, t: Any, body: dict[str, Any], ctx: Any, extra: dict[str, Any]) -> Any:
-        kind, req = self._write_request(st, t, body)
+    def _run_write(self, st: Statement, t: Any, ctx: Any, extra: dict[str, Any]) -> Any:
+        kind, req = self._write_request(st, t)
         req.update(extra)
         try:
             return getattr(self.backend, self._write_call(kind))(req, ctx)
@@ -808,7 +826,7 @@ class PartiQL:
                 out["ConsumedCapacity"] = res["ConsumedCapacity"]
             return out
         extra = {p: req[p] for p in ("ReturnConsumedCapacity", "ReturnValuesOnConditionCheckFailure") if p in req}
-        res = self._run_write(st, t, req, ctx, extra)
+        res = self._run_write(st, t, ctx, extra)
         out = {"Items": [res["Attributes"]] if res.get("Attributes") else []}
         if "ConsumedCapacity" in res:
             out["ConsumedCapacity"] = res["ConsumedCapacity"]
@@ -816,24 +834,10 @@ class PartiQL:
 
     # -- BatchExecuteStatement
     def batch_execute_statement(self, req: dict[str, Any], ctx: Any) -> dict[str, Any]:
-        statements = req.get("Statements")
-        if not isinstance(statements, list) or not statements:
-            raise errors.detected(
-                "Value null at 'statements' failed to satisfy constraint: Member must not be null"
-                if not isinstance(statements, list)
-                else "Value '[]' at 'statements' failed to satisfy constraint: "
-                "Member must have length greater than or equal to 1"
-            )
-        if len(statements) > BATCH_MAX:
-            raise errors.detected(
-                "Value at 'statements' failed to satisfy constraint: "
-                f"Member must have length less than or equal to {BATCH_MAX}"
-            )
+        statements = self._statements(req, "Statements", BATCH_MAX)
         rcc = self.backend._rcc(req)
         parsed: list[Statement | ServiceError] = []
         for body in statements:
-            if not isinstance(body, dict):
-                raise errors.validation("Each member of Statements must be a BatchStatementRequest")
             try:
                 parsed.append(self._parse(body))
             except ServiceError as exc:  # a statement's own error is answered in its response
@@ -870,7 +874,7 @@ class PartiQL:
                 on_fail = body.get("ReturnValuesOnConditionCheckFailure")
                 if on_fail is not None:
                     extra["ReturnValuesOnConditionCheckFailure"] = on_fail
-                res = self._run_write(st, t, body, ctx, extra)
+                res = self._run_write(st, t, ctx, extra)
             _merge_consumed(consumed, res.get("ConsumedCapacity"))
         except ServiceError as exc:
             if exc.code == "ResourceNotFoundException":
@@ -883,23 +887,9 @@ class PartiQL:
 
     # -- ExecuteTransaction
     def execute_transaction(self, req: dict[str, Any], ctx: Any) -> dict[str, Any]:
-        statements = req.get("TransactStatements")
-        if not isinstance(statements, list) or not statements:
-            raise errors.detected(
-                "Value null at 'transactStatements' failed to satisfy constraint: Member must not be null"
-                if not isinstance(statements, list)
-                else "Value '[]' at 'transactStatements' failed to satisfy constraint: "
-                "Member must have length greater than or equal to 1"
-            )
-        if len(statements) > TRANSACTION_MAX:
-            raise errors.detected(
-                "Value at 'transactStatements' failed to satisfy constraint: "
-                f"Member must have length less than or equal to {TRANSACTION_MAX}"
-            )
+        statements = self._statements(req, "TransactStatements", TRANSACTION_MAX)
         parsed = []
         for body in statements:
-            if not isinstance(body, dict):
-                raise errors.validation("Each member of TransactStatements must be a ParameterizedStatement")
             st = self._parse(body)
             parsed.append((st, self._table(st, ctx), body))
         reads = [st.kind == "SELECT" for st, _, _ in parsed]
@@ -922,7 +912,7 @@ class PartiQL:
                     }
                 )
                 continue
-            kind, action = self._write_request(st, t, body)
+            kind, action = self._write_request(st, t)
             action.pop("ReturnValues", None)
             on_fail = body.get("ReturnValuesOnConditionCheckFailure")
             if on_fail is not None:

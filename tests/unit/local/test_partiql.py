@@ -412,3 +412,20 @@ def test_statements_are_charged_and_throttled_like_the_operations_they_stand_for
     with pytest.raises(ClientError) as exc:
         client.execute_transaction(TransactStatements=[{"Statement": "UPDATE tab1 SET v = 1 WHERE pk = 'a'"}])
     assert exc.value.response["CancellationReasons"][0]["Code"] == "ThrottlingError"
+
+
+def test_statement_lists_are_bounded(client: Any) -> None:
+    create_table(client, range_type=None)
+    with pytest.raises(ClientError) as exc:
+        client.batch_execute_statement(
+            Statements=[{"Statement": f"SELECT * FROM tab1 WHERE pk = 'k{i}'"} for i in range(26)]
+        )
+    assert error_of(exc) == (
+        400,
+        "ValidationException",
+        "1 validation error detected: Value at 'statements' failed to satisfy constraint: "
+        "Member must have length less than or equal to 25",
+    )
+    with pytest.raises(ClientError) as exc:
+        client.execute_statement(Statement="SELECT * FROM tab1 WHERE pk = '" + "x" * 8200 + "'")
+    assert error_of(exc)[2].endswith("Member must have length less than or equal to 8192")
