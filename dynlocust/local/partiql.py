@@ -28,6 +28,7 @@ STATEMENT_MAX = 8192  # "Length Constraints: Minimum length of 1. Maximum length
 BATCH_MAX = 25  # "a batch of up to 25 statements" (API_BatchExecuteStatement)
 TRANSACTION_MAX = 100  # TransactStatements "Array Members: Minimum number of 1 item. Maximum number of 100 items."
 
+THROTTLE_CODES = frozenset(("ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"))
 DUPLICATE = "Duplicate primary key exists in table"
 KEY_EQUALITY = "Where clause does not contain a mandatory equality on all key attributes"
 PARAMS_MISMATCH = "Number of parameters in request and statement don't match."
@@ -847,6 +848,8 @@ class PartiQL:
             raise errors.validation(MIXED_BATCH)
         consumed: dict[str, dict[str, Any]] = {}
         responses = [self._batch_one(st, body, ctx, rcc, consumed) for st, body in zip(parsed, statements, strict=True)]
+        # the endpoint's statistics count a throttled statement as BatchWriteItem counts an unprocessed item
+        ctx.unprocessed = sum(1 for r in responses if r.get("Error", {}).get("Code") in THROTTLE_CODES)
         out: dict[str, Any] = {"Responses": responses}
         if rcc:
             out["ConsumedCapacity"] = list(consumed.values())

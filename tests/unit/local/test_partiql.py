@@ -409,6 +409,7 @@ def test_statements_are_charged_and_throttled_like_the_operations_they_stand_for
     )
     assert resp["Responses"][0]["Error"]["Code"] == "ThrottlingError"
     assert resp["Responses"][1] == {"TableName": "tab1"}
+    assert throttled.stats()["tables"]["tab1"]["BatchExecuteStatement"]["unprocessed_items"] == 1
     with pytest.raises(ClientError) as exc:
         client.execute_transaction(TransactStatements=[{"Statement": "UPDATE tab1 SET v = 1 WHERE pk = 'a'"}])
     assert exc.value.response["CancellationReasons"][0]["Code"] == "ThrottlingError"
