@@ -34,6 +34,22 @@ KEY_EQUALITY = "Where clause does not contain a mandatory equality on all key at
 PARAMS_MISMATCH = "Number of parameters in request and statement don't match."
 BATCH_SELECT_KEY = "Select statements within BatchExecuteStatement must specify the primary key in the where clause."
 NO_INDEX = "The table does not have the specified index"
+ON_INDEX = "This operation is not supported on an index"
+STAR_AND_OTHERS = "Other attributes should not be present in the projection when '*' is used."
+EXISTS_OUTSIDE = "EXISTS can only be used in ExecuteTransaction write requests."
+ITEM_SYNTAX = (
+    "Unsupported format in item expression. Please use struct format {...} to express item values for insert statement."
+)
+MULTI_ATTRIBUTE_KEYS = (
+    "PartiQL statements cannot be executed on tables with multi-attribute HASH keys or multi-attribute RANGE keys."
+)
+TABLE_NAME = "Table name should be within the length [3, 255] and only contain 'a-z', 'A-Z', '0-9', '-', '_', '.'."
+CONSISTENT_GSI = "Strongly consistent read is not supported on Global Secondary Indexes"
+TX_INDEX_READ = "Reads on indices are not supported within transactions."
+TX_INDEX_CHECK = "Operations on indices are not supported in transactions"
+TX_EXISTS_KEY = "EXISTS() must contain a single item read with additional condition"
+ORDER_BY_WHERE = "Must have WHERE clause in the statement when using ORDER BY clause."
+ORDER_BY_HASH = "Must have at least one non-optional hash key condition in WHERE clause when using ORDER BY clause."
 # the documentation states the rules below without the service's wording; these sentences are dynlocust's
 MIXED_BATCH = "A batch must consist of either read statements or write statements"
 MIXED_TRANSACTION = "A transaction must consist of either read statements or write statements"
@@ -77,6 +93,7 @@ class Statement:
     sets: list[tuple[Path, Any]] = field(default_factory=list)
     removes: list[Path] = field(default_factory=list)
     returning: str | None = None
+    order_by: Path | None = None
     descending: bool = False
 
 
@@ -85,8 +102,9 @@ _SPACE = re.compile(r"\s+")
 _NUMBER = re.compile(r"\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
 _TABLE = re.compile(r"[A-Za-z0-9_\-]+")
+_TABLE_NAME = re.compile(r"[A-Za-z0-9_.\-]{3,255}")
 # two-character operators first, so that "<=" is not read as "<"
-_OPS = ("<<", ">>", "<=", ">=", "<>", "!=", *"=<>()[]{},.:?*+-")
+_OPS = ("<<", ">>", "<=", ">=", "<>", "!=", *"=<>()[]{},.:?*+-;")
 _RETURNING = {
     "ALL OLD": "ALL_OLD",
     "MODIFIED OLD": "UPDATED_OLD",
@@ -94,6 +112,7 @@ _RETURNING = {
     "MODIFIED NEW": "UPDATED_NEW",
 }
 _PREDICATES = {"begins_with": 2, "contains": 2, "attribute_type": 2, "exists": 1, "missing": 1}
+_FUNCTIONS = ("size", "list_append", "set_add", "set_delete", "if_not_exists")
 
 
 def _malformed(detail: str) -> ServiceError:
@@ -194,8 +213,9 @@ class _Parser:
             self.expect(")")
         else:
             raise _malformed("expected SELECT, INSERT, UPDATE, DELETE or EXISTS")
+        self.accept(";")
         if self.peek()[0] != "eof":
-            raise _malformed(f"unexpected {self.peek()[1]!r} after the end of the statement")
+            raise _malformed("Unexpected token after expression")
         if self.used != len(self.params):
             raise errors.validation(PARAMS_MISMATCH)
         return st
@@ -220,11 +240,16 @@ class _Parser:
 
     def select(self) -> Statement:
         self.expect("SELECT")
-        projection: list[Path] | None = None
-        if not self.accept("*"):
-            projection = [self.path()]
-            while self.accept(","):
-                projection.append(self.path())
+        projection: list[Path] | None = []
+        while True:
+            if self.accept("*"):
+                if projection or self.at(","):
+                    raise errors.validation(STAR_AND_OTHERS)
+                projection = None
+                break
+            projection.append(self.path())
+            if not self.accept(","):
+                break
         self.expect("FROM")
         table, index = self.table()
         st = Statement("SELECT", table, index, projection)
@@ -232,7 +257,7 @@ class _Parser:
             st.where = self.condition()
         if self.accept("ORDER"):
             self.expect("BY")
-            self.path()
+            st.order_by = self.path()
             if self.accept("DESC"):
                 st.descending = True
             else:
@@ -244,20 +269,22 @@ class _Parser:
         self.expect("INTO")
         table, index = self.table()
         if index is not None:
-            raise _malformed("INSERT names a table, not an index")
+            raise errors.validation(ON_INDEX)
         self.expect("VALUE")
         if self.peek() != ("op", "{") and self.peek() != ("op", "?"):
-            raise _malformed("expected an item in {...} after VALUE")
+            raise errors.validation(ITEM_SYNTAX)
         item = self.value()
         if "M" not in item:
-            raise errors.validation("Unsupported type passed as item: the item must be a tuple")
+            raise errors.validation(ITEM_SYNTAX)
+        if self.at("RETURNING"):
+            raise errors.validation("RETURNING is not supported in INSERT")
         return Statement("INSERT", table, item=item["M"])
 
     def update(self) -> Statement:
         self.expect("UPDATE")
         table, index = self.table()
         if index is not None:
-            raise _malformed("UPDATE names a table, not an index")
+            raise errors.validation(ON_INDEX)
         st = Statement("UPDATE", table)
         while True:
             if self.accept("SET"):
@@ -285,13 +312,17 @@ class _Parser:
         self.expect("FROM")
         table, index = self.table()
         if index is not None:
-            raise _malformed("DELETE names a table, not an index")
+            raise errors.validation(ON_INDEX)
         st = Statement("DELETE", table)
         self.expect("WHERE")
         st.where = self.condition()
         st.returning = self.returning()
         if st.returning not in (None, "ALL_OLD"):
-            raise errors.validation("DELETE supports only RETURNING ALL OLD *")
+            said = next(k for k, v in _RETURNING.items() if v == st.returning)
+            raise errors.validation(
+                f"Invalid returning clause: RETURNING {said} *. "
+                "Only RETURNING ALL OLD * is allowed in DELETE statements."
+            )
         return st
 
     def returning(self) -> str | None:
@@ -300,17 +331,18 @@ class _Parser:
         words = []
         for _ in range(2):
             words.append(self.next()[1].upper())
-        self.expect("*")
         rv = _RETURNING.get(" ".join(words))
         if rv is None:
-            raise _malformed("RETURNING takes ALL OLD *, MODIFIED OLD *, ALL NEW * or MODIFIED NEW *")
+            raise _malformed("Unexpected term")
+        if not self.accept("*"):
+            raise errors.validation("Expected '*' after ( MODIFIED | ALL ) ( NEW | OLD ) in RETURNING clause")
         return rv
 
     # -- expressions
     def path(self) -> Path:
         kind, text = self.next()
         if kind not in ("id", "qid"):
-            raise _malformed(f"expected an attribute name, found {text!r}")
+            raise _malformed("Unexpected term" if kind == "eof" else f"expected an attribute name, found {text!r}")
         path: Path = [text]
         while True:
             if self.text.startswith(".", self.pos) and self.peek() == ("op", "."):
@@ -404,16 +436,20 @@ class _Parser:
 
     def _operand(self) -> Any:
         kind, text = self.peek()
-        if kind == "id" and text.lower() in ("size", "list_append", "set_add", "set_delete", "if_not_exists"):
+        if kind == "id":
             save = self.pos
             self.next()
             if self.accept("("):
+                if text.lower() not in _FUNCTIONS:
+                    raise errors.validation(f"Unrecognized function: {text}")
                 args = [self.operand()]
                 while self.accept(","):
                     args.append(self.operand())
                 self.expect(")")
                 return Node(text.lower(), args)
             self.pos = save
+        if kind == "id" and text.upper() == "MISSING":
+            raise errors.validation("MISSING must be compared using IS operator")
         if kind in ("id", "qid") and text.upper() not in ("TRUE", "FALSE", "NULL", "MISSING"):
             return Name(self.path())
         return Const(self.value())
@@ -462,16 +498,20 @@ class _Parser:
                 self.expect("]")
             return {"L": items}
         if kind == "op" and text == "<<":
+            if self.accept(">>"):
+                raise errors.validation("Empty bags are not supported")
             members = [self.value()]
             while self.accept(","):
                 members.append(self.value())
             self.expect(">>")
             kinds = {next(iter(m)) for m in members}
             if len(kinds) != 1 or not kinds <= {"S", "N", "B"}:
-                raise errors.validation("A set must hold only strings, only numbers or only binaries")
+                raise errors.validation(
+                    "Unsupported data type in Bag. DynamoDB only supports either numbers or strings in bags"
+                )
             (k,) = kinds
             return {k + "S": [m[k] for m in members]}
-        raise _malformed(f"expected a value, found {text or 'end of statement'!r}")
+        raise _malformed("Unexpected term" if kind == "eof" else f"expected a value, found {text!r}")
 
 
 def parse(text: str, params: list[AV] | None = None) -> Statement:
@@ -694,15 +734,27 @@ class PartiQL:
         return parse(self._statement_text(body), self._params(body))
 
     def _table(self, st: Statement, ctx: Any) -> Any:
+        if not _TABLE_NAME.fullmatch(st.table):
+            raise errors.validation(TABLE_NAME)
         t = self.backend._table({"TableName": st.table}, ctx)
-        if st.index is not None and t.index(st.index) is None:
-            raise errors.validation(NO_INDEX)
+        if st.index is not None:
+            idx = t.index(st.index)
+            if idx is None:
+                raise errors.validation(NO_INDEX)
+            if idx.key.multi:
+                raise errors.validation(MULTI_ATTRIBUTE_KEYS)
         return t
 
     def _full_key(self, st: Statement, t: Any, message: str = KEY_EQUALITY) -> tuple[dict[str, AV], list[Any]]:
         key, rest = _key_equalities(_conjuncts(st.where), t.key.names())
         if set(key) != set(t.key.names()):
             raise errors.validation(message)
+        if st.kind in ("UPDATE", "DELETE"):
+            again, _ = _key_equalities(rest, t.key.names())
+            for attr in again:
+                raise errors.validation(
+                    f"Multiple conditions on same key {attr}. Only single item Update/Insert/Delete are supported"
+                )
         return key, rest
 
     def _write_request(self, st: Statement, t: Any) -> tuple[str, dict[str, Any]]:
@@ -720,8 +772,13 @@ class PartiQL:
             for path, x in st.sets:
                 target = emit.path(path)
                 if isinstance(x, Node) and x.op in ("set_add", "set_delete"):
-                    if len(x.args) != 2 or not isinstance(x.args[0], Name) or x.args[0].path != path:
-                        raise errors.validation(f"{x.op} must take the attribute being set as its first argument")
+                    op = x.op[4:].upper()
+                    if len(x.args) != 2:
+                        raise errors.validation(f"SET_{op} must have exactly two arguments")
+                    if not isinstance(x.args[0], Name) or x.args[0].path != path:
+                        raise errors.validation(f"The first argument to SET_{op} must equal the assignment value")
+                    if not isinstance(x.args[1], Const) or next(iter(x.args[1].av)) not in ("SS", "NS", "BS"):
+                        raise errors.validation(f"The second argument to SET_{op} must be a value with type SET")
                     clauses["ADD" if x.op == "set_add" else "DELETE"].append(f"{target} {emit.operand(x.args[1])}")
                 else:
                     clauses["SET"].append(f"{target} = {emit.operand(x)}")
@@ -749,7 +806,12 @@ class PartiQL:
         if st.projection is not None:
             req["ProjectionExpression"] = ", ".join(emit.path(p) for p in st.projection)
         conjuncts = _conjuncts(st.where)
-        keydef = t.key if st.index is None else t.index(st.index).key
+        idx = None if st.index is None else t.index(st.index)
+        keydef = t.key if idx is None else idx.key
+        if idx is not None and idx.kind == "GSI" and body.get("ConsistentRead"):
+            raise errors.validation(CONSISTENT_GSI)
+        if st.order_by is not None:
+            self._check_order_by(st, keydef)
         if need_key is not None:
             self._full_key(st, t, need_key)
         kce = None
@@ -774,6 +836,18 @@ class PartiQL:
             if body.get(p) is not None:
                 req[p] = body[p]
         return _expression_params(emit, req)
+
+    @staticmethod
+    def _check_order_by(st: Statement, keydef: Any) -> None:
+        """ORDER BY sorts one partition, as a Query does: it needs the WHERE to name the partition key."""
+        if st.where is None:
+            raise errors.validation(ORDER_BY_WHERE)
+        if not _key_equalities(_conjuncts(st.where), [keydef.hash_attr])[0]:
+            raise errors.validation(ORDER_BY_HASH)
+        assert st.order_by is not None
+        if st.order_by not in ([keydef.hash_attr], [keydef.range_attr]):
+            shown = ".".join(str(seg) for seg in st.order_by)
+            raise errors.validation(f"Variable reference {shown} in ORDER BY clause must be part of the primary key")
 
     @staticmethod
     def _range_condition(emit: _Emit, conjuncts: list[Any], keydef: Any) -> tuple[str | None, list[Any]]:
@@ -811,7 +885,7 @@ class PartiQL:
     def execute_statement(self, req: dict[str, Any], ctx: Any) -> dict[str, Any]:
         st = self._parse(req)
         if st.kind == "EXISTS":
-            raise errors.validation("EXISTS is supported only in ExecuteTransaction")
+            raise errors.validation(EXISTS_OUTSIDE)
         t = self._table(st, ctx)
         if st.kind == "SELECT":
             read = self._select_request(st, t, req, None)
@@ -863,7 +937,7 @@ class PartiQL:
             if isinstance(st, ServiceError):
                 raise st
             if st.kind == "EXISTS":
-                raise errors.validation("EXISTS is supported only in ExecuteTransaction")
+                raise errors.validation(EXISTS_OUTSIDE)
             t = self._table(st, ctx)
             out["TableName"] = t.name
             extra = {"ReturnConsumedCapacity": rcc} if rcc else {}
@@ -904,7 +978,9 @@ class PartiQL:
         actions = []
         for st, t, body in parsed:
             if st.kind == "EXISTS":
-                key, rest = self._full_key(st, t)
+                if st.index is not None:
+                    raise errors.validation(TX_INDEX_CHECK)
+                key, rest = self._full_key(st, t, TX_EXISTS_KEY)
                 emit = _Emit()
                 cond = _residual(emit, rest, f"attribute_exists({emit.name(t.key.hash_attr)})")
                 actions.append(
@@ -937,7 +1013,7 @@ class PartiQL:
         filters = []
         for st, t, _body in parsed:
             if st.index is not None:
-                raise errors.validation("Select statements within ExecuteTransaction must read a table, not an index.")
+                raise errors.validation(TX_INDEX_READ)
             key, rest = self._full_key(st, t, TX_SELECT_KEY)
             emit = _Emit()
             # the projection runs after the statement's other conditions, which may name unprojected attributes

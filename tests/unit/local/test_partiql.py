@@ -28,7 +28,7 @@ def test_parse_select_with_index_projection_and_where() -> None:
 
 
 def test_parse_unquoted_table_name_with_hyphen() -> None:
-    st = parse("select id from T-1a2b-c")
+    st = parse("select id from T-1a2b-c;")
     assert (st.table, st.index, st.projection) == ("T-1a2b-c", None, [["id"]])
 
 
@@ -63,16 +63,32 @@ def test_parse_condition_forms() -> None:
     assert st.where.args[2].flag == "NOT MISSING"
 
 
+MALFORMED = "Statement wasn't well formed, can't be processed: "
+
+
 @pytest.mark.parametrize(
     ("text", "params", "message"),
     [
-        ("SELEC * FROM t", None, "Statement wasn't well formed, can't be processed: expected SELECT"),
-        ("SELECT * FROM t WHERE", None, "Statement wasn't well formed, can't be processed: expected a value"),
-        ("SELECT * FROM t WHERE a = 'open", None, "Statement wasn't well formed, can't be processed: unterminated"),
+        ("SELEC * FROM t", None, MALFORMED + "expected SELECT"),
+        ("SELECT * FROM t WHERE", None, MALFORMED + "Unexpected term"),
+        ("SELECT * FROM t WHERE a = 'open", None, MALFORMED + "unterminated"),
+        ("UPDATE t SET a = 1 WHERE pk = 'a' garbage", None, MALFORMED + "Unexpected token after expression"),
         ("SELECT * FROM t WHERE a = ?", None, "Number of parameters in request and statement don't match."),
         ("SELECT * FROM t WHERE a = ?", [{"S": "1"}, {"S": "2"}], "Number of parameters in request and statement"),
-        ("UPDATE t WHERE pk = 'a'", None, "Statement wasn't well formed, can't be processed: expected SET or REMOVE"),
-        ("DELETE FROM t WHERE pk = 'a' RETURNING ALL NEW *", None, "DELETE supports only RETURNING ALL OLD *"),
+        ("UPDATE t WHERE pk = 'a'", None, MALFORMED + "expected SET or REMOVE"),
+        (
+            "DELETE FROM t WHERE pk = 'a' RETURNING ALL NEW *",
+            None,
+            "Invalid returning clause: RETURNING ALL NEW *. Only RETURNING ALL OLD * is allowed in DELETE statements.",
+        ),
+        ("INSERT INTO t VALUE {'pk': 'a'} RETURNING ALL OLD *", None, "RETURNING is not supported in INSERT"),
+        ("INSERT INTO t VALUE 'a'", None, "Unsupported format in item expression. Please use struct format {...}"),
+        ("INSERT INTO t.i VALUE {'pk': 'a'}", None, "This operation is not supported on an index"),
+        ("SELECT *, a FROM t", None, "Other attributes should not be present in the projection when '*' is used."),
+        ("SELECT * FROM t WHERE a = MISSING", None, "MISSING must be compared using IS operator"),
+        ("SELECT * FROM t WHERE lower(a) = 'x'", None, "Unrecognized function: lower"),
+        ("INSERT INTO t VALUE {'pk': 'a', 's': <<>>}", None, "Empty bags are not supported"),
+        ("INSERT INTO t VALUE {'pk': 'a', 's': <<1, 'x'>>}", None, "Unsupported data type in Bag."),
     ],
 )
 def test_parse_errors_are_validation_exceptions(text: str, params: Any, message: str) -> None:
@@ -160,6 +176,12 @@ def test_select_on_indexes_and_unknown_ones(client: Any) -> None:
     ]
     got = client.execute_statement(Statement="SELECT pk FROM tab1.gsi1 WHERE gk = 'x'")
     assert got["Items"] == [{"pk": {"S": "a"}}]
+    with pytest.raises(ClientError) as exc:
+        client.execute_statement(Statement="SELECT * FROM tab1.gsi1", ConsistentRead=True)
+    assert error_of(exc)[2] == "Strongly consistent read is not supported on Global Secondary Indexes"
+    with pytest.raises(ClientError) as exc:
+        client.execute_transaction(TransactStatements=[{"Statement": "SELECT * FROM tab1.gsi1 WHERE pk = 'a'"}])
+    assert error_of(exc)[2] == "Reads on indices are not supported within transactions."
     with pytest.raises(ClientError) as exc:
         client.execute_statement(Statement="SELECT * FROM tab1.nope")
     assert error_of(exc) == (400, "ValidationException", "The table does not have the specified index")
@@ -430,3 +452,42 @@ def test_statement_lists_are_bounded(client: Any) -> None:
     with pytest.raises(ClientError) as exc:
         client.execute_statement(Statement="SELECT * FROM tab1 WHERE pk = '" + "x" * 8200 + "'")
     assert error_of(exc)[2].endswith("Member must have length less than or equal to 8192")
+
+
+def test_statements_refused_in_the_service_words(client: Any) -> None:
+    gsi = {
+        "IndexName": "multi",
+        "KeySchema": [{"AttributeName": "h1", "KeyType": "HASH"}, {"AttributeName": "h2", "KeyType": "HASH"}],
+        "Projection": {"ProjectionType": "ALL"},
+    }
+    create_table(client, gsis=[gsi], extra_attrs={"h1": "S", "h2": "S"})
+    client.put_item(TableName="tab1", Item={"pk": {"S": "a"}, "sk": {"N": "1"}, "s": {"SS": ["x"]}})
+    cases = [
+        (
+            "SELECT * FROM tab1.multi WHERE h1 = 'a'",
+            "PartiQL statements cannot be executed on tables with multi-attribute",
+        ),
+        ("SELECT * FROM tab1 ORDER BY sk", "Must have WHERE clause in the statement when using ORDER BY clause."),
+        ("SELECT * FROM tab1 WHERE sk = 1 ORDER BY sk", "Must have at least one non-optional hash key condition"),
+        ("SELECT * FROM tab1 WHERE pk = 'a' ORDER BY s", "Variable reference s in ORDER BY clause must be part of"),
+        ("SELECT * FROM ab", "Table name should be within the length [3, 255]"),
+        ("UPDATE tab1 SET s = set_add(s, 'y') WHERE pk = 'a' AND sk = 1", "The second argument to SET_ADD must be"),
+        (
+            "UPDATE tab1 SET s = set_add(t, <<'y'>>) WHERE pk = 'a' AND sk = 1",
+            "The first argument to SET_ADD must equal",
+        ),
+        ("DELETE FROM tab1 WHERE pk = 'a' AND sk = 1 AND sk = 2", "Multiple conditions on same key sk."),
+        ("EXISTS(SELECT * FROM tab1 WHERE pk = 'a' AND sk = 1)", "EXISTS can only be used in ExecuteTransaction write"),
+    ]
+    for statement, message in cases:
+        with pytest.raises(ClientError) as exc:
+            client.execute_statement(Statement=statement)
+        status, code, said = error_of(exc)
+        assert (status, code) == (400, "ValidationException"), statement
+        assert said.startswith(message), (statement, said)
+    with pytest.raises(ClientError) as exc:
+        client.execute_statement(Statement="SELECT * FROM tab1.multi", ConsistentRead=True)
+    assert error_of(exc)[2].startswith("PartiQL statements cannot be executed")
+    assert client.execute_statement(Statement="SELECT sk FROM tab1 WHERE pk = 'a' ORDER BY pk")["Items"] == [
+        {"sk": {"N": "1"}}
+    ]
