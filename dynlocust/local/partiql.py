@@ -749,6 +749,7 @@ class PartiQL:
         key, rest = _key_equalities(_conjuncts(st.where), t.key.names())
         if set(key) != set(t.key.names()):
             raise errors.validation(message)
+        self._check_key_types(t, key)
         if st.kind in ("UPDATE", "DELETE"):
             again, _ = _key_equalities(rest, t.key.names())
             for attr in again:
@@ -757,11 +758,29 @@ class PartiQL:
                 )
         return key, rest
 
+    @staticmethod
+    def _check_key_types(t: Any, values: dict[str, AV], absent: bool = False) -> None:
+        """The key attributes of an INSERT's item or a WHERE: present and of the schema's type."""
+        for attr, typ in ((t.key.hash_attr, t.key.hash_type), (t.key.range_attr, t.key.range_type)):
+            if attr is None:
+                continue
+            av = values.get(attr)
+            if av is None:
+                if absent:
+                    raise errors.validation(f"Key attribute should be present in the item: Key {attr}")
+                continue
+            if typ not in av:
+                raise errors.validation(
+                    f"Key attribute's data type should match its data type in table's schema: Key {attr}"
+                )
+
     def _write_request(self, st: Statement, t: Any) -> tuple[str, dict[str, Any]]:
         """(kind, request) of INSERT/UPDATE/DELETE as the PutItem/UpdateItem/DeleteItem it stands for."""
         emit = _Emit()
         req: dict[str, Any] = {"TableName": t.name}
         if st.kind == "INSERT":
+            assert st.item is not None
+            self._check_key_types(t, st.item, absent=True)
             req["Item"] = st.item
             req["ConditionExpression"] = f"attribute_not_exists({emit.name(t.key.hash_attr)})"
             return "Put", _expression_params(emit, req)

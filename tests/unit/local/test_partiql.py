@@ -203,10 +203,10 @@ def test_insert_refuses_an_existing_key(client: Any) -> None:
     assert error_of(exc) == (400, "DuplicateItemException", "Duplicate primary key exists in table")
     with pytest.raises(ClientError) as exc:
         client.execute_statement(Statement="INSERT INTO tab1 VALUE {'other': 'a'}")
-    assert error_of(exc)[1:] == (
-        "ValidationException",
-        "One or more parameter values were invalid: Missing the key pk in the item",
-    )
+    assert error_of(exc)[1:] == ("ValidationException", "Key attribute should be present in the item: Key pk")
+    with pytest.raises(ClientError) as exc:
+        client.execute_statement(Statement="INSERT INTO tab1 VALUE {'pk': 1}")
+    assert error_of(exc)[2] == "Key attribute's data type should match its data type in table's schema: Key pk"
 
 
 def test_update_set_remove_sets_and_returning(client: Any) -> None:
