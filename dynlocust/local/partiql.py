@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,6 +30,8 @@ BATCH_MAX = 25  # "a batch of up to 25 statements" (API_BatchExecuteStatement)
 TRANSACTION_MAX = 100  # TransactStatements "Array Members: Minimum number of 1 item. Maximum number of 100 items."
 
 THROTTLE_CODES = frozenset(("ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"))
+# The service's wording: DynamoDB's PartiQL validation messages (as DynamoDB Local ships them), the refusal of
+# multi-attribute GSI keys as pinned against the service, and moto's aws_verified tests.
 DUPLICATE = "Duplicate primary key exists in table"
 KEY_EQUALITY = "Where clause does not contain a mandatory equality on all key attributes"
 PARAMS_MISMATCH = "Number of parameters in request and statement don't match."
@@ -50,11 +53,11 @@ TX_INDEX_CHECK = "Operations on indices are not supported in transactions"
 TX_EXISTS_KEY = "EXISTS() must contain a single item read with additional condition"
 ORDER_BY_WHERE = "Must have WHERE clause in the statement when using ORDER BY clause."
 ORDER_BY_HASH = "Must have at least one non-optional hash key condition in WHERE clause when using ORDER BY clause."
-# the documentation states the rules below without the service's wording; these sentences are dynlocust's
+TX_SELECT_KEY = "Select statements within ExecuteTransaction must specify the primary key in the where clause."
+MALFORMED = "Statement wasn't well formed, can't be processed: "  # the detail after it is dynlocust's
+# the documentation states these rules without the service's wording; the sentences are dynlocust's
 MIXED_BATCH = "A batch must consist of either read statements or write statements"
 MIXED_TRANSACTION = "A transaction must consist of either read statements or write statements"
-TX_SELECT_KEY = "Select statements within ExecuteTransaction must specify the primary key in the where clause."
-MALFORMED = "Statement wasn't well formed, can't be processed: "
 
 Path = list[str | int]
 AV = dict[str, Any]
@@ -505,7 +508,7 @@ class _Parser:
                 members.append(self.value())
             self.expect(">>")
             kinds = {next(iter(m)) for m in members}
-            if len(kinds) != 1 or not kinds <= {"S", "N", "B"}:
+            if len(kinds) != 1 or not kinds <= {"S", "N"}:
                 raise errors.validation(
                     "Unsupported data type in Bag. DynamoDB only supports either numbers or strings in bags"
                 )
@@ -630,16 +633,25 @@ def _expression_params(emit: _Emit, req: dict[str, Any]) -> dict[str, Any]:
     return req
 
 
-def _encode_token(last_key: AV) -> str:
-    return base64.urlsafe_b64encode(orjson.dumps({"LastEvaluatedKey": last_key})).decode()
+def _request_hash(req: dict[str, Any]) -> str:
+    """What a NextToken is bound to: the statement and its parameters (the service refuses it elsewhere)."""
+    basis = orjson.dumps([req.get("Statement"), req.get("Parameters")], option=orjson.OPT_SORT_KEYS)
+    return hashlib.sha256(basis).hexdigest()[:16]
 
 
-def _decode_token(token: str) -> AV:
+def _encode_token(last_key: AV, req: dict[str, Any]) -> str:
+    return base64.urlsafe_b64encode(orjson.dumps({"k": last_key, "h": _request_hash(req)})).decode()
+
+
+def _decode_token(token: str, req: dict[str, Any]) -> AV:
     try:
         data = orjson.loads(base64.urlsafe_b64decode(token.encode()))
-        return data["LastEvaluatedKey"]  # type: ignore[no-any-return]
+        last_key, bound = data["k"], data["h"]
     except (binascii.Error, ValueError, KeyError, TypeError) as exc:
         raise errors.validation("Invalid NextToken") from exc
+    if bound != _request_hash(req):
+        raise errors.validation("NextToken does not match request")
+    return last_key  # type: ignore[no-any-return]
 
 
 def _batch_code(exc: ServiceError) -> str:
@@ -910,12 +922,12 @@ class PartiQL:
             read = self._select_request(st, t, req, None)
             token = req.get("NextToken")
             if token is not None:
-                read["ExclusiveStartKey"] = _decode_token(token)
+                read["ExclusiveStartKey"] = _decode_token(token, req)
             op = self.backend.query if "KeyConditionExpression" in read else self.backend.scan
             res = op(read, ctx)
             out: dict[str, Any] = {"Items": res.get("Items", [])}
             if "LastEvaluatedKey" in res:
-                out["NextToken"] = _encode_token(res["LastEvaluatedKey"])
+                out["NextToken"] = _encode_token(res["LastEvaluatedKey"], req)
             if "ConsumedCapacity" in res:
                 out["ConsumedCapacity"] = res["ConsumedCapacity"]
             return out

@@ -160,6 +160,13 @@ def test_limit_and_next_token_page_through_every_item(client: Any) -> None:
         kwargs = {"NextToken": page["NextToken"]}
     assert sorted(seen) == [f"k{i}" for i in range(7)]
     assert pages == 3
+    token = client.execute_statement(Statement="SELECT pk FROM tab1", Limit=1)["NextToken"]
+    with pytest.raises(ClientError) as exc:
+        client.execute_statement(Statement="SELECT * FROM tab1", NextToken=token)
+    assert error_of(exc)[2] == "NextToken does not match request"
+    with pytest.raises(ClientError) as exc:
+        client.execute_statement(Statement="SELECT pk FROM tab1", NextToken="not-a-token")
+    assert error_of(exc)[2] == "Invalid NextToken"
 
 
 def test_select_on_indexes_and_unknown_ones(client: Any) -> None:
