@@ -666,23 +666,16 @@ def _batch_code(exc: ServiceError) -> str:
 
 def _merge_consumed(into: dict[str, dict[str, Any]], cc: dict[str, Any] | None) -> None:
     """Adds one statement's ConsumedCapacity into the per-table totals of a batch."""
-    if not cc:
-        return
-    have = into.get(cc["TableName"])
-    if have is None:
-        into[cc["TableName"]] = orjson.loads(orjson.dumps(cc))
-        return
-    for k, v in cc.items():
-        if isinstance(v, float | int) and k != "TableName":
-            have[k] = have.get(k, 0.0) + v
-        elif k == "Table":
-            for kk, vv in v.items():
-                have.setdefault("Table", {})[kk] = have.get("Table", {}).get(kk, 0.0) + vv
-        elif k in ("GlobalSecondaryIndexes", "LocalSecondaryIndexes"):
-            for name, units in v.items():
-                slot = have.setdefault(k, {}).setdefault(name, {})
-                for kk, vv in units.items():
-                    slot[kk] = slot.get(kk, 0.0) + vv
+    if cc:
+        _add_units(into.setdefault(cc["TableName"], {}), cc)
+
+
+def _add_units(into: dict[str, Any], more: dict[str, Any]) -> None:
+    for k, v in more.items():
+        if isinstance(v, dict):
+            _add_units(into.setdefault(k, {}), v)
+        else:
+            into[k] = v if k == "TableName" else into.get(k, 0.0) + v
 
 
 # ---------------------------------------------------------------------------------------------- operations

@@ -317,8 +317,18 @@ def test_batch_writes_and_their_errors(client: Any) -> None:
                 "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
             },
             {"Statement": "DELETE FROM tab1 WHERE pk = 'a'"},
-        ]
+        ],
+        ReturnConsumedCapacity="INDEXES",
     )
+    # the two writes done, one unit each; a refused statement reports none
+    assert resp["ConsumedCapacity"] == [
+        {
+            "TableName": "tab1",
+            "CapacityUnits": 2.0,
+            "WriteCapacityUnits": 2.0,
+            "Table": {"CapacityUnits": 2.0, "WriteCapacityUnits": 2.0},
+        }
+    ]
     assert resp["Responses"] == [
         {"TableName": "tab1", "Error": {"Code": "DuplicateItem", "Message": "Duplicate primary key exists in table"}},
         {"TableName": "tab1"},
