@@ -694,7 +694,8 @@ class PartiQL:
 
     # -- helpers
     @staticmethod
-    def _statement_text(body: dict[str, Any], where: str = "statement") -> str:
+    def _statement_text(body: dict[str, Any]) -> str:
+        where = "statement"
         text = body.get("Statement")
         if not isinstance(text, str):
             raise errors.detected(f"Value null at '{where}' failed to satisfy constraint: Member must not be null")
@@ -756,10 +757,10 @@ class PartiQL:
             raise errors.validation(message)
         self._check_key_types(t, key)
         if st.kind in ("UPDATE", "DELETE"):
-            again, _ = _key_equalities(rest, t.key.names())
-            for attr in again:
+            again = next(iter(_key_equalities(rest, t.key.names())[0]), None)
+            if again is not None:
                 raise errors.validation(
-                    f"Multiple conditions on same key {attr}. Only single item Update/Insert/Delete are supported"
+                    f"Multiple conditions on same key {again}. Only single item Update/Insert/Delete are supported"
                 )
         return key, rest
 
