@@ -243,19 +243,20 @@ class _Parser:
 
     def select(self) -> Statement:
         self.expect("SELECT")
-        projection: list[Path] | None = []
+        paths: list[Path] = []
+        star = False
         while True:
             if self.accept("*"):
-                if projection or self.at(","):
-                    raise errors.validation(STAR_AND_OTHERS)
-                projection = None
-                break
-            projection.append(self.path())
+                star = True
+            else:
+                paths.append(self.path())
             if not self.accept(","):
                 break
+        if star and paths:
+            raise errors.validation(STAR_AND_OTHERS)
         self.expect("FROM")
         table, index = self.table()
-        st = Statement("SELECT", table, index, projection)
+        st = Statement("SELECT", table, index, None if star else paths)
         if self.accept("WHERE"):
             st.where = self.condition()
         if self.accept("ORDER"):
@@ -925,7 +926,9 @@ class PartiQL:
             if "ConsumedCapacity" in res:
                 out["ConsumedCapacity"] = res["ConsumedCapacity"]
             return out
-        extra = {p: req[p] for p in ("ReturnConsumedCapacity", "ReturnValuesOnConditionCheckFailure") if p in req}
+        extra: dict[str, Any] = {
+            p: req[p] for p in ("ReturnConsumedCapacity", "ReturnValuesOnConditionCheckFailure") if p in req
+        }
         res = self._run_write(st, t, ctx, extra)
         out = {"Items": [res["Attributes"]] if res.get("Attributes") else []}
         if "ConsumedCapacity" in res:
