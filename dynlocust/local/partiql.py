@@ -118,6 +118,16 @@ _PREDICATES = {"begins_with": 2, "contains": 2, "attribute_type": 2, "exists": 1
 _FUNCTIONS = ("size", "list_append", "set_add", "set_delete", "if_not_exists")
 
 
+def _convertible(number: str) -> bool:
+    """Whether the service's number conversion accepts the text: its exponent must fit 32 bits (pinned against
+    the service: 1e99999999999 is refused as a literal and as a parameter before any range check)."""
+    _, e, exponent = number.lower().partition("e")
+    try:
+        return not e or abs(int(exponent)) < 2**31
+    except ValueError:
+        return False
+
+
 def _malformed(detail: str) -> ServiceError:
     return errors.validation(MALFORMED + detail)
 
@@ -463,17 +473,24 @@ class _Parser:
         if kind == "str":
             return {"S": text}
         if kind == "num":
+            if not _convertible(text):
+                raise _malformed("")
             return {"N": text}
         if kind == "op" and text == "-":
             kind, text = self.next()
             if kind != "num":
                 raise _malformed("expected a number after '-'")
+            if not _convertible(text):
+                raise _malformed("")
             return {"N": "-" + text}
         if kind == "op" and text == "?":
             self.used += 1
             if self.used > len(self.params):
                 return {"NULL": True}  # counted; the mismatch is answered once the whole statement is read
-            return self.params[self.used - 1]
+            param = self.params[self.used - 1]
+            if "N" in param and not _convertible(param["N"]):
+                raise errors.validation(f"The parameter cannot be converted to a numeric value: {param['N']}")
+            return param
         if kind == "id":
             word = text.upper()
             if word in ("TRUE", "FALSE"):

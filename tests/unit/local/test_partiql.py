@@ -89,6 +89,12 @@ MALFORMED = "Statement wasn't well formed, can't be processed: "
         ("SELECT * FROM t WHERE lower(a) = 'x'", None, "Unrecognized function: lower"),
         ("INSERT INTO t VALUE {'pk': 'a', 's': <<>>}", None, "Empty bags are not supported"),
         ("INSERT INTO t VALUE {'pk': 'a', 's': <<1, 'x'>>}", None, "Unsupported data type in Bag."),
+        ("SELECT * FROM t WHERE h = 1e99999999999", None, MALFORMED),
+        (
+            "SELECT * FROM t WHERE h = ?",
+            [{"N": "1e99999999999"}],
+            "The parameter cannot be converted to a numeric value: 1e99999999999",
+        ),
     ],
 )
 def test_parse_errors_are_validation_exceptions(text: str, params: Any, message: str) -> None:
