@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
 
-from dynlocust.local.embedded import ThreadedEndpoint, serve_in_thread
+from dynlocust.local.embedded import ThreadedEndpoint
 from dynlocust.local.errors import ServiceError
 from dynlocust.local.partiql import Const, Name, Node, parse
+from tests.unit.local import test_throttling
 from tests.unit.local.conftest import create_table, error_of
 from tests.unit.local.test_throttling import FakeCapacity
+
+# the throttling tests' fixtures: an endpoint whose capacity model rejects on demand
+fake = test_throttling.fake
+throttled_endpoint = test_throttling.throttled_endpoint
 
 # ------------------------------------------------------------------------------------------------ parser
 
@@ -420,23 +424,10 @@ def test_transaction_reads_answer_one_response_per_statement(client: Any) -> Non
 # ------------------------------------------------------------------------------------------------ throttling
 
 
-@pytest.fixture
-def fake() -> FakeCapacity:
-    return FakeCapacity()
-
-
-@pytest.fixture
-def throttled(fake: FakeCapacity) -> Iterator[ThreadedEndpoint]:
-    ep = serve_in_thread(capacity=fake)
-    try:
-        yield ep
-    finally:
-        ep.stop()
-
-
 def test_statements_are_charged_and_throttled_like_the_operations_they_stand_for(
-    throttled: ThreadedEndpoint, make_client: Any, fake: FakeCapacity
+    throttled_endpoint: ThreadedEndpoint, make_client: Any, fake: FakeCapacity
 ) -> None:
+    throttled = throttled_endpoint
     client = make_client(throttled)
     create_table(client, range_type=None)
     client.execute_statement(Statement="INSERT INTO tab1 VALUE {'pk': 'a'}")
