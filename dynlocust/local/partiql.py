@@ -1054,29 +1054,33 @@ class PartiQL:
         return {k: v for k, v in res.items() if k == "ConsumedCapacity"}
 
     def _transact_reads(self, parsed: list[Any], ctx: Any, extra: dict[str, Any]) -> dict[str, Any]:
+        """SELECTs by primary key as TransactGetItems; other conditions and the projection are applied after the
+        read (they may name attributes outside the projection), and parsed before it."""
         gets = []
-        filters = []
+        shapes = []
         for st, t, _body in parsed:
             if st.index is not None:
                 raise errors.validation(TX_INDEX_READ)
             key, rest = self._full_key(st, t, TX_SELECT_KEY)
-            emit = _Emit()
-            # the projection runs after the statement's other conditions, which may name unprojected attributes
-            filt = _residual(emit, rest)
             gets.append({"Get": {"TableName": t.name, "Key": key}})
-            filters.append((filt, emit, st.projection))
+            emit = _Emit()
+            text = _residual(emit, rest)
+            try:
+                cond = None if text is None else expressions.parse_condition(text, emit.names, emit.values)
+                pe = _Emit()
+                paths = None if st.projection is None else ", ".join(pe.path(p) for p in st.projection)
+                projection = None if paths is None else expressions.parse_projection(paths, pe.names)
+            except expressions.ExpressionError as exc:
+                raise errors.validation(exc.message) from exc
+            shapes.append((cond, projection))
         res = self.backend.transact_get({"TransactItems": gets, **extra}, ctx)
         responses = []
-        for r, (filt, emit, projection) in zip(res["Responses"], filters, strict=True):
+        for r, (cond, projection) in zip(res["Responses"], shapes, strict=True):
             item = r.get("Item")
-            if item is not None and filt is not None:
-                cond = expressions.parse_condition(filt, emit.names or None, emit.values or None, "FilterExpression")
-                if not cond.evaluate(item):
-                    item = None
+            if item is not None and cond is not None and not cond.evaluate(item):
+                item = None
             if item is not None and projection is not None:
-                pe = _Emit()
-                text = ", ".join(pe.path(p) for p in projection)
-                item = expressions.parse_projection(text, pe.names).apply(item)
+                item = projection.apply(item)
             responses.append({"Item": item} if item is not None else {})
         out: dict[str, Any] = {"Responses": responses}
         if "ConsumedCapacity" in res:

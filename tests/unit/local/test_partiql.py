@@ -412,6 +412,12 @@ def test_transaction_reads_answer_one_response_per_statement(client: Any) -> Non
         ]
     )
     assert resp["Responses"] == [{"Item": {"w": {"S": "x"}}}, {}, {}]
+    with pytest.raises(ClientError) as exc:
+        client.execute_transaction(
+            TransactStatements=[{"Statement": "SELECT * FROM tab1 WHERE pk = 'a' AND attribute_type(v, 'QQ')"}]
+        )
+    assert error_of(exc)[:2] == (400, "ValidationException")
+    assert "Invalid attribute type name found; type: QQ" in error_of(exc)[2]
     for statements in (
         [{"Statement": "SELECT * FROM tab1"}],
         [{"Statement": "SELECT * FROM tab1 WHERE pk = 'a'"}, {"Statement": "DELETE FROM tab1 WHERE pk = 'a'"}],
