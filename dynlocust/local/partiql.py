@@ -54,6 +54,7 @@ TX_EXISTS_KEY = "EXISTS() must contain a single item read with additional condit
 ORDER_BY_WHERE = "Must have WHERE clause in the statement when using ORDER BY clause."
 ORDER_BY_HASH = "Must have at least one non-optional hash key condition in WHERE clause when using ORDER BY clause."
 TX_SELECT_KEY = "Select statements within ExecuteTransaction must specify the primary key in the where clause."
+_DECOMPOSED = "_decomposed"  # not a request parameter: how _select_request hands over an IN on the partition key
 MALFORMED = "Statement wasn't well formed, can't be processed: "  # the detail after it is dynlocust's
 # the documentation states these rules without the service's wording; the sentences are dynlocust's
 MIXED_BATCH = "A batch must consist of either read statements or write statements"
@@ -638,6 +639,18 @@ def _key_equalities(conjuncts: list[Any], attrs: list[str]) -> tuple[dict[str, A
     return key, rest
 
 
+def _key_in(conjuncts: list[Any], attr: str, typ: str) -> tuple[list[AV] | None, list[Any]]:
+    """The distinct values of an `attr IN [...]` conjunct whose values all have the key's type, and the others."""
+    for i, c in enumerate(conjuncts):
+        if not (isinstance(c, Node) and c.op == "IN" and isinstance(c.args[0], Name) and c.args[0].path == [attr]):
+            continue
+        options = c.args[1:]
+        if all(isinstance(o, Const) and typ in o.av for o in options):
+            distinct = {orjson.dumps(o.av, option=orjson.OPT_SORT_KEYS): o.av for o in options}
+            return list(distinct.values()), conjuncts[:i] + conjuncts[i + 1 :]
+    return None, conjuncts
+
+
 def _residual(emit: _Emit, rest: list[Any], *extra: str) -> str | None:
     parts = [*extra, *(f"({emit.condition(c)})" for c in rest)]
     return " AND ".join(parts) if parts else None
@@ -657,19 +670,20 @@ def _request_hash(req: dict[str, Any]) -> str:
     return hashlib.sha256(basis).hexdigest()[:16]
 
 
-def _encode_token(last_key: AV, req: dict[str, Any]) -> str:
-    return base64.urlsafe_b64encode(orjson.dumps({"k": last_key, "h": _request_hash(req)})).decode()
+def _encode_token(last_key: AV | None, req: dict[str, Any], part: int = 0) -> str:
+    """Where the next page starts: the last key read (if any) in the `part`-th query of a decomposed SELECT."""
+    return base64.urlsafe_b64encode(orjson.dumps({"k": last_key, "i": part, "h": _request_hash(req)})).decode()
 
 
-def _decode_token(token: str, req: dict[str, Any]) -> AV:
+def _decode_token(token: str, req: dict[str, Any]) -> tuple[AV | None, int]:
     try:
         data = orjson.loads(base64.urlsafe_b64decode(token.encode()))
-        last_key, bound = data["k"], data["h"]
+        last_key, part, bound = data["k"], int(data["i"]), data["h"]
     except (binascii.Error, ValueError, KeyError, TypeError) as exc:
         raise errors.validation("Invalid NextToken") from exc
     if bound != _request_hash(req):
         raise errors.validation("NextToken does not match request")
-    return last_key  # type: ignore[no-any-return]
+    return last_key, part
 
 
 def _batch_code(exc: ServiceError) -> str:
@@ -841,7 +855,9 @@ class PartiQL:
 
     def _select_request(self, st: Statement, t: Any, body: dict[str, Any], need_key: str | None) -> dict[str, Any]:
         """A SELECT as a Query (equality on the partition key of the table or index) or a Scan; `need_key`:
-        the message when the full primary key must be given (batches and transactions)."""
+        the message when the full primary key must be given (batches and transactions). A partition key given
+        by `IN [...]` is one Query per value, as the service decomposes it: the request then carries them
+        under _DECOMPOSED (the placeholder of the partition key's value, and the values)."""
         emit = _Emit()
         req: dict[str, Any] = {"TableName": t.name}
         if st.index is not None:
@@ -859,11 +875,18 @@ class PartiQL:
             self._full_key(st, t, need_key)
         kce = None
         rest = conjuncts
+        decomposed: list[AV] | None = None
         if not keydef.multi:
             hkey, rest = _key_equalities(conjuncts, [keydef.hash_attr])
             hav = hkey.get(keydef.hash_attr)
+            if hav is None:
+                decomposed, rest = _key_in(conjuncts, keydef.hash_attr, keydef.hash_type)
+                hav = decomposed[0] if decomposed else None
             if hav is not None and keydef.hash_type in hav:
-                kce = f"{emit.path([keydef.hash_attr])} = {emit.value(hav)}"
+                placeholder = emit.value(hav)
+                if decomposed is not None:
+                    req[_DECOMPOSED] = (placeholder, decomposed)
+                kce = f"{emit.path([keydef.hash_attr])} = {placeholder}"
                 range_cond, rest = self._range_condition(emit, rest, keydef)
                 if range_cond:
                     kce += " AND " + range_cond
@@ -931,18 +954,7 @@ class PartiQL:
             raise errors.validation(EXISTS_OUTSIDE)
         t = self._table(st, ctx)
         if st.kind == "SELECT":
-            read = self._select_request(st, t, req, None)
-            token = req.get("NextToken")
-            if token is not None:
-                read["ExclusiveStartKey"] = _decode_token(token, req)
-            op = self.backend.query if "KeyConditionExpression" in read else self.backend.scan
-            res = op(read, ctx)
-            out: dict[str, Any] = {"Items": res.get("Items", [])}
-            if "LastEvaluatedKey" in res:
-                out["NextToken"] = _encode_token(res["LastEvaluatedKey"], req)
-            if "ConsumedCapacity" in res:
-                out["ConsumedCapacity"] = res["ConsumedCapacity"]
-            return out
+            return self._select(st, t, req, ctx)
         extra: dict[str, Any] = {
             p: req[p] for p in ("ReturnConsumedCapacity", "ReturnValuesOnConditionCheckFailure") if p in req
         }
@@ -950,6 +962,39 @@ class PartiQL:
         out = {"Items": [res["Attributes"]] if res.get("Attributes") else []}
         if "ConsumedCapacity" in res:
             out["ConsumedCapacity"] = res["ConsumedCapacity"]
+        return out
+
+    def _select(self, st: Statement, t: Any, req: dict[str, Any], ctx: Any) -> dict[str, Any]:
+        """One page of a SELECT: a Scan, a Query, or the Queries of an IN on the partition key one after the
+        other, with Limit counting the items read by all of them and NextToken naming where the next page starts."""
+        read = self._select_request(st, t, req, None)
+        placeholder, values = read.pop(_DECOMPOSED, ("", [{}]))
+        last_key, part = (None, 0) if req.get("NextToken") is None else _decode_token(req["NextToken"], req)
+        limit = read.get("Limit")
+        op = self.backend.query if "KeyConditionExpression" in read else self.backend.scan
+        out: dict[str, Any] = {"Items": []}
+        consumed: dict[str, Any] = {}
+        evaluated = 0
+        for i in range(part, len(values)):
+            one = dict(read)
+            if placeholder:
+                one["ExpressionAttributeValues"] = {**read["ExpressionAttributeValues"], placeholder: values[i]}
+            if last_key is not None:
+                one["ExclusiveStartKey"], last_key = last_key, None
+            if limit is not None:
+                one["Limit"] = limit - evaluated
+            res = op(one, ctx)
+            out["Items"] += res.get("Items", [])
+            evaluated += res.get("ScannedCount", 0)
+            _add_units(consumed, res.get("ConsumedCapacity") or {})
+            if "LastEvaluatedKey" in res:
+                out["NextToken"] = _encode_token(res["LastEvaluatedKey"], req, i)
+                break
+            if limit is not None and evaluated >= limit and i + 1 < len(values):
+                out["NextToken"] = _encode_token(None, req, i + 1)
+                break
+        if consumed:
+            out["ConsumedCapacity"] = consumed
         return out
 
     # -- BatchExecuteStatement
@@ -988,6 +1033,7 @@ class PartiQL:
             extra = {"ReturnConsumedCapacity": rcc} if rcc else {}
             if st.kind == "SELECT":
                 read = self._select_request(st, t, body, BATCH_SELECT_KEY)
+                read.pop(_DECOMPOSED, None)  # the full key is given: one item at most
                 read.update(extra)
                 res = self.backend.query(read, ctx)
                 if res.get("Items"):
