@@ -3,10 +3,10 @@
 Why a translation and not an evaluator: DynamoDB runs a PartiQL statement as the data-plane operation it
 stands for (a SELECT with equality on the partition key is a Query, with IN one Query per value, any other
 SELECT a Scan; INSERT a PutItem that refuses an existing key, UPDATE an UpdateItem on an existing item, DELETE a
-DeleteItem; a batch or transaction the same per statement), so it reads,
-charges capacity and throttles exactly as those do. Each statement is parsed here into an operation request
-with expression placeholders and run through the Backend's own handlers: one code path for validation,
-capacity, throttling and ConsumedCapacity. The parser is a small recursive descent over the subset DynamoDB
+DeleteItem; a batch or transaction the same per statement), so it reads, charges capacity and throttles
+exactly as those do. Each statement is parsed here into an operation request with expression placeholders and
+run through the Backend's own handlers: one code path for validation, capacity, throttling and
+ConsumedCapacity. The parser is a small recursive descent over the subset DynamoDB
 documents (ql-reference.*): paths, literals, `?` parameters, comparisons, BETWEEN, IN, IS [NOT] MISSING/NULL,
 begins_with/contains/attribute_type/size, SET/REMOVE with list_append/set_add/set_delete, RETURNING.
 """
