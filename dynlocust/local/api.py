@@ -2,9 +2,9 @@
 
 Each handler takes the endpoint's `State`, the decoded JSON request and the request's `Ctx`, and returns the JSON
 response dict or raises ServiceError with the service's code and wording. The handlers live in one module per job:
-`control` (tables, indexes, tags, TTL), `items` (single-item reads and writes), `reads` (Query, Scan) and
-`batches` (batches and transactions); `legacy` rewrites the pre-expression parameters and `params` checks the
-parameters they share. A new operation is one line in OPERATIONS.
+`control` (tables, indexes, tags, TTL), `items` (single-item reads and writes), `reads` (Query, Scan),
+`batches` (batches and transactions) and `partiql` (statements run through those handlers); `legacy` rewrites the
+pre-expression parameters and `params` checks the parameters they share. A new operation is one line in OPERATIONS.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from dynlocust.local import batches, control, errors, items, reads
+from dynlocust.local import batches, control, errors, items, partiql, reads
 from dynlocust.local.attrvalues import INVALID_VALUES
 from dynlocust.local.config import LocalConfig
 from dynlocust.local.errors import ServiceError
@@ -46,6 +46,9 @@ OPERATIONS: dict[str, Handler] = {
     "BatchGetItem": batches.batch_get,
     "TransactWriteItems": batches.transact_write,
     "TransactGetItems": batches.transact_get,
+    "ExecuteStatement": partiql.execute_statement,
+    "BatchExecuteStatement": partiql.batch_execute_statement,
+    "ExecuteTransaction": partiql.execute_transaction,
 }
 
 
