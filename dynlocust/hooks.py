@@ -458,4 +458,5 @@ class ScenarioUser(DynamoDBUser):
         ticket = run.next_ticket()
         if ticket is None:
             raise StopUser()
+        self.client.logical_names = run.logical_names
         run.execute(self.client, ticket)

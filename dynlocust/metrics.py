@@ -40,7 +40,8 @@ from prometheus_client.core import (
 from dynlocust import plugin
 from dynlocust.client import REQUEST_TYPE
 from dynlocust.cost import US_EAST_1, Prices, dollars
-from dynlocust.outcomes import THROTTLED, Outcome
+from dynlocust.outcomes import THROTTLED
+from dynlocust.record import RequestRecord
 from dynlocust.saturation import REASONS, Saturation
 
 log = logging.getLogger(__name__)
@@ -51,9 +52,6 @@ DURATION_BUCKETS: tuple[float, ...] = (
 )  # fmt: skip
 """Upper bounds in seconds: 1 ms steps where DynamoDB answers (1-5 ms), then 2.5-10 ms steps up to 50 ms."""
 
-WRITE_OPERATIONS = frozenset(
-    {"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems", "ExecuteTransaction"}
-)
 MAX_TABLES = 64
 """Distinct table/index label values kept per process; more (a user generating names) become `other`."""
 OTHER = "other"
@@ -311,16 +309,19 @@ class Metrics:
         exception: BaseException | None = None,
         **_kwargs: Any,
     ) -> None:
-        """Locust `request` event listener: counts DynamoDB requests that carry an `Outcome` in their context."""
+        """Locust `request` event listener: counts DynamoDB requests that carry a `RequestRecord` in their context."""
         if request_type != REQUEST_TYPE or not context:
             return
-        outcome: Outcome | None = context.get("outcome")
-        if outcome is None:
-            return
-        operation = context.get("operation") or "-"
-        table = self._tables.get(physical := context.get("table") or "-") or self._resolve_table(physical)
-        raw_index = context.get("index")
-        index = "" if raw_index is None else self._indexes.get(raw_index) or self._bounded_index(raw_index)
+        record: RequestRecord | None = context.get("record")
+        if record is not None:
+            self.count(record)
+
+    def count(self, record: RequestRecord) -> None:
+        """Count one request from its record (the labels are the record's, bounded in number)."""
+        outcome = record.outcome
+        operation = record.operation
+        table = self._table(record.table)
+        index = "" if record.index is None else self._index(record.index)
         kind = outcome.kind
         key = (operation, table, index, kind)
         requests = self._requests
@@ -337,49 +338,26 @@ class Metrics:
         histogram = self._histograms.get(hkey)
         if histogram is None:
             histogram = self._histograms[hkey] = [0.0] * (len(DURATION_BUCKETS) + 2)
-        seconds = response_time / 1000.0
+        seconds = record.latency
         histogram[bisect.bisect_left(DURATION_BUCKETS, seconds)] += 1.0
         histogram[-1] += seconds
-        if response:
-            consumed = response.get("ConsumedCapacity")
-            if consumed:
-                self._count_capacity(consumed, operation)
+        if record.consumed:
+            for consumed in record.consumed:
+                where = (self._table(consumed.table), self._index(consumed.index) if consumed.index else "")
+                for unit_kind, units in (("read", consumed.read_units), ("write", consumed.write_units)):
+                    if units:
+                        ckey = (*where, unit_kind)
+                        self._capacity[ckey] = self._capacity.get(ckey, 0.0) + units
+            self._cost[()] += dollars(record.read_units, record.write_units, self.prices)
 
-    def _count_capacity(self, consumed: Any, operation: str) -> None:
-        default_kind = "write" if operation in WRITE_OPERATIONS else "read"
-        read = write = 0.0
-        for entry in [consumed] if isinstance(consumed, Mapping) else consumed:
-            table = self._tables.get(physical := str(entry.get("TableName", "-"))) or self._resolve_table(physical)
-            parts: list[tuple[str, Mapping[str, Any]]] = [("", entry)]
-            if "Table" in entry:  # ReturnConsumedCapacity=INDEXES: table and indexes apart
-                parts = [("", entry["Table"])]
-                for group in ("GlobalSecondaryIndexes", "LocalSecondaryIndexes"):
-                    for name, units in (entry.get(group) or {}).items():
-                        parts.append((self._indexes.get(name) or self._bounded_index(name), units))
-            for index, units in parts:
-                r = float(units.get("ReadCapacityUnits") or 0.0)
-                w = float(units.get("WriteCapacityUnits") or 0.0)
-                if not r and not w:
-                    total = float(units.get("CapacityUnits") or 0.0)
-                    r, w = (0.0, total) if default_kind == "write" else (total, 0.0)
-                for kind, value in (("read", r), ("write", w)):
-                    if value:
-                        key = (table, index, kind)
-                        self._capacity[key] = self._capacity.get(key, 0.0) + value
-                read += r
-                write += w
-        self._cost[()] += dollars(read, write, self.prices)
+    def _table(self, name: str) -> str:
+        bounded = self._tables.get(name)
+        if bounded is None:
+            bounded = self._tables[name] = name if len(self._tables) < MAX_TABLES else OTHER
+        return bounded
 
-    def _resolve_table(self, physical: str) -> str:
-        run = self.run_source()
-        if run is not None:
-            for logical, name in run.physical_names.items():
-                self._tables[name] = logical
-        logical = self._tables.get(physical)
-        if logical is None:
-            logical = physical if len(self._tables) < MAX_TABLES else OTHER
-            self._tables[physical] = logical
-        return logical
+    def _index(self, name: str) -> str:
+        return self._indexes.get(name) or self._bounded_index(name)
 
     def _bounded_index(self, name: str) -> str:
         value = name if len(self._indexes) < MAX_TABLES and _TOKEN.fullmatch(name) else OTHER
@@ -405,8 +383,6 @@ class Metrics:
             self._last_run_id = run.run_id
             self._last_dropped = 0
             self._sent_history.clear()
-        for physical, logical in run.tables.items():
-            self._tables[physical] = logical
         history = self._sent_history
         history.append((now, run.sent))
         while len(history) > 2 and now - history[0][0] > OFFERED_RATE_SPAN:

@@ -107,19 +107,12 @@ def in_flight_calls(greenlets: list[Any] | None = None) -> list[InFlight]:
             if frame.f_code is not code:
                 continue
             local = frame.f_locals
-            context = local.get("context") or {}
-            operation, _, table = str(local.get("name", "?")).partition(" ")
+            target = local.get("target")
             start, clock = local.get("start"), local.get("clock")
             age = clock() - start if callable(clock) and start is not None else -1.0
-            found.append(
-                InFlight(
-                    str(context.get("operation") or operation),
-                    str(context.get("table") or table),
-                    context.get("index"),
-                    round(age, 3),
-                    _name(g),
-                )
-            )
+            operation = str(getattr(target, "operation", "?"))
+            table = str(getattr(target, "physical_table", "?"))
+            found.append(InFlight(operation, table, getattr(target, "index", None), round(age, 3), _name(g)))
             break
     return sorted(found, key=lambda call: call.age, reverse=True)
 

@@ -19,11 +19,12 @@ import locust  # noqa: F401 - first: it monkey-patches for gevent before botocor
 from locust import User
 
 from dynlocust import plugin
-from dynlocust.client import measured_call
+from dynlocust.client import Target, measured_call
 from dynlocust.errors import ConfigurationError
 from dynlocust.mapper.model import model_of
 from dynlocust.mapper.repository import Repository
 from dynlocust.outcomes import UNPROCESSED, Outcome, classify
+from dynlocust.record import NO_TABLE
 from dynlocust.transport.boto3 import LOCAL_CREDENTIALS, MIN_POOL, is_local_endpoint, retry_free_config
 from dynlocust.users import pool_size, shared_boto3_client, shared_client
 
@@ -72,16 +73,16 @@ class OperationTimer:
                 result = list(result)  # lazy results are fetched inside the measured call
             return result
 
-        result, error, outcome = measured_call(
+        result, error, record = measured_call(
             self.request_event,
-            name,
+            Target(operation, model or NO_TABLE, model or NO_TABLE),
             call,
             deadline=self.deadline,
-            context={"operation": operation, "table": model or "-", "index": None},
             outcome_of=_outcome_of,
             request_type=REQUEST_TYPE,
+            name=name,
         )
-        self.last_outcome = outcome
+        self.last_outcome = record.outcome
         if error is not None:
             if self.raise_errors:
                 raise error
