@@ -18,7 +18,8 @@ from typing import Any, ClassVar
 import locust  # noqa: F401 - first: it monkey-patches for gevent before botocore is imported
 from locust import User
 
-from dynlocust import plugin
+import dynlocust.plugin  # noqa: F401 - dynlocust's options on Locust's parser, validated at init
+from dynlocust import runstate
 from dynlocust.client import Target, measured_call
 from dynlocust.errors import ConfigurationError
 from dynlocust.mapper.model import model_of
@@ -149,7 +150,7 @@ class MapperUser(User):
 
     def __init__(self, environment: Any) -> None:
         super().__init__(environment)
-        settings = plugin.settings_for(environment)
+        settings = runstate.settings_for(environment)
         self._settings = settings
         self._adapters: dict[tuple[Any, ...], Instrumented] = {}
         self.raw_client = shared_boto3_client(environment, self.host or None, settings)

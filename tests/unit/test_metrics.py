@@ -29,6 +29,7 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 
 from dynlocust import metrics as m
+from dynlocust import metrics_wiring
 from dynlocust.client import REQUEST_TYPE, Target, measured_call
 from dynlocust.outcomes import THROTTLED, DeadlineExceeded, Outcome, ThrottlingReason, classify
 from dynlocust.record import is_write
@@ -365,9 +366,9 @@ def test_install_serves_metrics_and_the_web_ui_route_then_stops(monkeypatch: pyt
     environment.parsed_options = parse_options(["--metrics-port", str(port)])
     environment.create_local_runner()
     web_ui = environment.create_web_ui("127.0.0.1", 0, delayed_start=True)
-    metrics = m.install(environment, registry=CollectorRegistry())
+    metrics = metrics_wiring.install(environment, registry=CollectorRegistry())
     try:
-        assert m.metrics_for(environment) is metrics
+        assert metrics_wiring.metrics_for(environment) is metrics
         measured_call(
             environment.events.request, Target("PutItem", "t", "t", write=True), lambda: None, deadline=1.0,
             outcome_of=lambda _r, _e: throttle(),
@@ -379,10 +380,10 @@ def test_install_serves_metrics_and_the_web_ui_route_then_stops(monkeypatch: pyt
         assert via_ui.status_code == 200 and b"dynlocust_throttled_requests_total{" in via_ui.data
     finally:
         started = time.monotonic()
-        m.uninstall(environment)
+        metrics_wiring.uninstall(environment)
         environment.runner.quit()
     assert time.monotonic() - started < 3  # scraped once only: no final-scrape wait
-    assert m.metrics_for(environment) is None
+    assert metrics_wiring.metrics_for(environment) is None
     with pytest.raises(urllib.error.URLError):
         urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2)
 
@@ -395,10 +396,10 @@ def test_a_taken_port_is_logged_not_fatal(caplog: pytest.LogCaptureFixture) -> N
         environment.parsed_options = Namespace(metrics_port=str(taken.getsockname()[1]), metrics_host="127.0.0.1")
         environment.create_local_runner()
         try:
-            m.install(environment, registry=CollectorRegistry())
+            metrics_wiring.install(environment, registry=CollectorRegistry())
             assert "not served" in caplog.text
         finally:
-            m.uninstall(environment)
+            metrics_wiring.uninstall(environment)
             environment.runner.quit()
 
 
