@@ -81,7 +81,8 @@ def prepare(environment: Any) -> EnvironmentState:
             log.info("embedded local endpoint at %s", environment.host)
     fleet.set_host(environment, environment.host)
     if not is_local_endpoint(environment.host):
-        _require_credentials(environment.host, _region(state))
+        profile = scenario.target.profile if isinstance(scenario.target, RemoteTarget) else None
+        _require_credentials(environment.host, _region(state), profile)
     return state
 
 
@@ -91,12 +92,19 @@ def _region(state: EnvironmentState) -> str:
     return (isinstance(scenario.target, RemoteTarget) and scenario.target.region) or state.settings.region
 
 
-def _require_credentials(host: str | None, region: str) -> None:
+def _require_credentials(host: str | None, region: str, profile: str | None = None) -> None:
     """Refuse a remote target without AWS credentials now, before any table or user exists."""
+    import botocore.exceptions
     import botocore.session  # after locust (gevent patching), as everywhere
 
-    if botocore.session.Session().get_credentials() is None:
+    try:
+        credentials = botocore.session.Session(profile=profile).get_credentials()
+    except botocore.exceptions.BotoCoreError:  # e.g. the scenario's profile is not configured
+        credentials = None
+    if credentials is None:
         where = host or f"DynamoDB in {region}"
+        if profile:
+            where += f" (profile {profile!r})"
         fail(f"no AWS credentials found for the remote target {where}: the run needs them to create its tables; "
              f"{CREDENTIALS_HELP}")  # fmt: skip
 
