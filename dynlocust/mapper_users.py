@@ -1,5 +1,7 @@
 """`MapperUser`: time any mapper's operations as Locust requests, with dynlocust's deadlines and outcomes.
 
+It lives beside the other users, not in `dynlocust.mapper`, so the mapper's core imports without Locust.
+
 Why a proxy rather than per-mapper instrumentation: a mapper operation may make several calls (a query then a
 transaction, N shard queries) and what a team wants to know is what the *operation* costs under load. So one
 request event is fired per operation, named `<model>.<operation>`, around the whole call, with a total deadline and
