@@ -34,7 +34,7 @@ from dynlocust.saturation import Saturation, Thresholds, combine
 from dynlocust.scenario.model import Scenario
 from dynlocust.scenario.plan import Plan
 from dynlocust.slo import check_window
-from dynlocust.windows import ERROR_KINDS, Verdict, WindowStats, planned_count, verdict
+from dynlocust.windows import ERROR_KINDS, Verdict, WindowStats, verdict
 
 PLAN = "dynlocust:plan"
 CLOCK = "dynlocust:clock"
@@ -220,7 +220,7 @@ class FleetReport:
             stats.mark_partial()
         saturation = combine({w: Saturation.from_dict(r["saturation"]) for w, r in reports.items()}, self.thresholds)
         summary = summarize(stats, self.prices)
-        detail = verdict(stats if observed else None, saturation, planned=planned_count(window.rate, window.duration))
+        detail = verdict(stats if observed else None, saturation, planned=window.requests)
         failures = check_window(self.scenario.slos, index, window.phase, summary)
         closed = ClosedWindow(
             index, window.phase, summary, saturation, detail.label, failures, missing, verdict_detail=detail

@@ -45,7 +45,8 @@ class PacingError(DynlocustError):
     """A schedule that cannot be paced (overlapping or malformed segments)."""
 
 
-def _rnd(x: float) -> int:
+def half_up(x: float) -> int:
+    """The one rounding rule of planned counts (the plan's totals, the pacer's sends): half up, never half to even."""
     return math.floor(x + 0.5)
 
 
@@ -72,7 +73,7 @@ class Segment:
     @property
     def count(self) -> int:
         """Exact number of sends this worker makes in the window."""
-        return _rnd((self.offset + self.rate) * self.duration) - _rnd(self.offset * self.duration)
+        return half_up((self.offset + self.rate) * self.duration) - half_up(self.offset * self.duration)
 
     def intended(self, j: int) -> float:
         """Intended send time of this worker's ``j``-th send in the window."""

@@ -535,11 +535,6 @@ class Verdict:
         )
 
 
-def planned_count(rate: float, duration: float) -> int:
-    """Sends the whole fleet's schedule holds for a window (the pacing rule's rounding, half up)."""
-    return math.floor(rate * duration + 0.5)
-
-
 def verdict(
     stats: WindowStats | None,
     saturation: Saturation,
