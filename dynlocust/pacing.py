@@ -35,6 +35,7 @@ from gevent.hub import Waiter, get_hub
 
 from dynlocust.errors import DynlocustError
 from dynlocust.histogram import Histogram
+from dynlocust.scenario.plan import half_up
 
 DEFAULT_MAX_LATENESS = 0.1
 """Seconds a due send may wait for a free user before it is dropped; bounds any catch-up burst to
@@ -43,11 +44,6 @@ DEFAULT_MAX_LATENESS = 0.1
 
 class PacingError(DynlocustError):
     """A schedule that cannot be paced (overlapping or malformed segments)."""
-
-
-def half_up(x: float) -> int:
-    """The one rounding rule of planned counts (the plan's totals, the pacer's sends): half up, never half to even."""
-    return math.floor(x + 0.5)
 
 
 @dataclass(frozen=True, slots=True)

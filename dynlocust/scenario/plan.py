@@ -8,11 +8,16 @@ requests, the pacer's own rounding; each worker's share of a window is `dynlocus
 from __future__ import annotations
 
 import bisect
+import math
 from dataclasses import dataclass
 from functools import cached_property
 
-from dynlocust.pacing import half_up
 from dynlocust.scenario.model import Scenario
+
+
+def half_up(x: float) -> int:
+    """The one rounding rule of planned counts (the plan's totals, the pacer's sends): half up, never half to even."""
+    return math.floor(x + 0.5)
 
 
 @dataclass(frozen=True)
