@@ -177,7 +177,7 @@ def sample_run(run: Any, now: float) -> RunSample:
         if now >= segment.end:
             window, phase = segment.index, planned.phase
     dropped = sum(run.pacer.window_counts(w.index).dropped for w in run.plan.windows)
-    client = run.closed[-1].saturation if run.closed else None
+    client = run.closed[-1] if run.closed else None
     client_bound = bool(client is not None and client.client_bound)
     return RunSample(
         run_id=str(run.run_id),

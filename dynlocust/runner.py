@@ -81,7 +81,8 @@ class ScenarioRun:
         self.sent = 0
         self.read_units = 0.0
         self.write_units = 0.0
-        self.closed: list[ClosedWindow] = []
+        self.closed: list[Saturation] = []
+        """The client's evidence on each window this process has closed and reported, in order (live views)."""
         self.abort_reason: str | None = None
         self.finished = False
         self._closer: gevent.Greenlet | None = None
@@ -205,7 +206,7 @@ class ScenarioRun:
             whole=not stats.partial,
             thresholds=self.thresholds,
         )
-        self.closed.append(ClosedWindow(index, saturation))
+        self.closed.append(saturation)
         record = stats.to_dict()
         record.update(phase=phase, saturation=saturation.to_dict(), worker_index=self.worker_index)
         self.on_window(record)
@@ -224,11 +225,3 @@ class ScenarioRun:
                 "windows_closed": len(self.closed),
             }
         )
-
-
-@dataclass(frozen=True)
-class ClosedWindow:
-    """What this process keeps of a window it has reported (live views read it)."""
-
-    index: int
-    saturation: Saturation
