@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from dynlocust.cost import US_EAST_1, Prices, dollars
 from dynlocust.errors import DynlocustError
 from dynlocust.histogram import Histogram
 from dynlocust.outcomes import (
@@ -354,6 +355,15 @@ class WindowStats:
         out["dropped"] = self.dropped
         out["schedule_lag"] = _latency_summary(self.schedule_lag)
         out["partial"] = self.partial
+        return out
+
+    def report_summary(self, prices: Prices = US_EAST_1) -> dict[str, Any]:
+        """``summary`` plus what reports and SLOs read: errors, unprocessed requests and the estimated cost."""
+        out = self.summary()
+        total = self.total()
+        out["errors"] = total.errors
+        out["unprocessed_requests"] = total.by_kind.get(UNPROCESSED, 0)
+        out["cost_dollars"] = dollars(out["read_units"], out["write_units"], prices)
         return out
 
     def bin_summaries(self) -> list[dict[str, Any]]:
