@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from dynlocust.pacing import Ticket
 
 REQUEST_TYPE = "DynamoDB"
+MAX_TARGETS = 256
+"""Call targets a client remembers (a user generating table names must not grow it without bound)."""
 
 
 class RequestFailed(Exception):
@@ -68,6 +70,7 @@ class DynamoDBClient:
         self._operations: dict[str, str] = dict(raw_client.meta.method_to_api_mapping)
         self.logical_names: Mapping[str, str] = {}
         self.last_record: RequestRecord | None = None
+        self._targets: dict[tuple[str, str, str | None, int], Target] = {}
 
     @property
     def raw(self) -> Any:
@@ -106,13 +109,20 @@ class DynamoDBClient:
     def _measure(
         self, method: str, kwargs: dict[str, Any], *, ticket: Ticket | None = None, label: str | None = None
     ) -> tuple[Any, BaseException | None, RequestRecord]:
-        operation = self._operations[method]
         function = getattr(self._raw, method)
         physical, index = request_target(kwargs)
         names = self.logical_names
+        key = (method, physical, index, id(names))
+        target = self._targets.get(key)
+        if target is None:  # a user calls few distinct (method, table) pairs: build each target once
+            operation = self._operations[method]
+            logical = names.get(physical, physical)
+            target = Target(operation, logical, physical, index, is_write(operation), names.get)
+            self._targets = self._targets if len(self._targets) < MAX_TARGETS else {}
+            self._targets[key] = target
         response, error, record = measured_call(
             self._request_event,
-            Target(operation, names.get(physical, physical), physical, index, is_write(operation), names.get),
+            target,
             lambda: function(**kwargs),
             deadline=self.deadline,
             context=self.context,

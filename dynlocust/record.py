@@ -108,6 +108,12 @@ def consumed_capacity(
     consumed = response.get("ConsumedCapacity")
     if not consumed:
         return ()
+    if isinstance(consumed, Mapping) and "Table" not in consumed and len(consumed) == 2:  # TOTAL, one table
+        total = float(consumed.get("CapacityUnits") or 0.0)
+        if not total:
+            return ()
+        table = logical(str(consumed.get("TableName", NO_TABLE)))
+        return (Consumed(table, "", 0.0, total) if write else Consumed(table, "", total, 0.0),)
     out: list[Consumed] = []
     for entry in [consumed] if isinstance(consumed, Mapping) else consumed:
         table = logical(str(entry.get("TableName", NO_TABLE)))
