@@ -484,14 +484,14 @@ class Metrics:
             ("dynlocust_inflight_requests", "Requests sent and not yet answered.", "inflight"),
         ):  # fmt: skip
             yield GaugeMetricFamily(name, doc, value=sum(getattr(g, attr) for g in gauges))
-        bound = GaugeMetricFamily(
+        client_bound = GaugeMetricFamily(
             "dynlocust_client_bound",
             "1 when the worker's last closed window was limited by the client itself (CPU, schedule lag, drops).",
             labels=["worker"],
         )
         for worker, g in workers.items():
-            bound.add_metric([worker], g.client_bound)
-        yield bound
+            client_bound.add_metric([worker], g.client_bound)
+        yield client_bound
         yield from _client_evidence(workers)
         yield GaugeMetricFamily("dynlocust_workers", "Processes generating load.", value=len(workers))
         current = max(gauges, key=lambda g: g.window, default=None)

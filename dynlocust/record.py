@@ -87,7 +87,7 @@ def request_target(kwargs: Mapping[str, Any]) -> tuple[str, str | None]:
         table = next(iter(kwargs["RequestItems"]), None)
     if table is None and "TransactItems" in kwargs:
         for action in kwargs["TransactItems"]:
-            inner = next(iter(action.values()), {})
+            inner: Mapping[str, Any] = next(iter(action.values()), {})
             table = inner.get("TableName")
             if table:
                 break

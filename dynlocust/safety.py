@@ -269,6 +269,7 @@ def watch(environment: Any, state: runstate.RunState, snapshot_path: Path | None
     from dynlocust.coordination import EXIT_ABORTED
 
     run = state.run
+    assert run is not None, "a watchdog follows a started run"
     if snapshot_path is None and state.results_path is not None:
         snapshot_path = state.results_path.parent / SNAPSHOT_FILE
 
