@@ -28,6 +28,7 @@ from tests.support.scenarios import put_scenario
 
 LOCUSTFILE = "from dynlocust.hooks import ScenarioUser  # noqa: F401\n"
 SCENARIO = put_scenario("runs", "steps: [{rate: 20, window: 2s}, {rate: 20, window: 60s}]", concurrency=4)
+SHORT = put_scenario("short", "steps: [{rate: 20, window: 2s}, {rate: 20, window: 2s}]", concurrency=4)
 WAIT = 60.0
 
 
@@ -62,11 +63,11 @@ def _until(what: str, check: Callable[[], Any], log: Path) -> Any:
 
 
 @pytest.fixture
-def web_locust(tmp_path: Path) -> Iterator[tuple[str, LocalEndpoint, Path]]:
+def web_locust(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[str, LocalEndpoint, Path]]:
     endpoint = LocalEndpoint().start()
     (tmp_path / "lf.py").write_text(LOCUSTFILE)
     scenario = tmp_path / "runs.yaml"
-    scenario.write_text(SCENARIO)
+    scenario.write_text(getattr(request, "param", SCENARIO))
     port = _free_port()
     argv = [sys.executable, "-m", "locust", "-f", str(tmp_path / "lf.py"), "--scenario", str(scenario)]
     argv += ["--web-host", "127.0.0.1", "--web-port", str(port), "--host", endpoint.url]
@@ -120,3 +121,22 @@ def test_each_start_begins_a_fresh_run_and_each_stop_deletes_its_tables(
         records = [json.loads(line) for line in (tmp_path / "runs" / run_id / "results.jsonl").read_text().splitlines()]
         assert records[0]["type"] == "run" and records[0]["run_id"] == run_id
         assert records[-1]["type"] == "end", records[-1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("web_locust", [SHORT], indirect=True, ids=["short-plan"])
+def test_the_plans_end_deletes_the_tables_and_the_web_ui_stays_up(web_locust: tuple[str, LocalEndpoint, Path]) -> None:
+    url, endpoint, tmp_path = web_locust
+    log = tmp_path / "locust.log"
+    client = make_client(endpoint.url, region="us-east-1", connect_timeout=2, read_timeout=5, pool_size=2)
+    assert _swarm(url, endpoint.url)["success"]
+    _until("the run's table", lambda: client.list_tables()["TableNames"], log)
+    results = tmp_path / "runs" / "first" / "results.jsonl"
+
+    def ended() -> bool:
+        lines = results.read_text().splitlines() if results.exists() else []
+        return bool(lines) and json.loads(lines[-1])["type"] == "end"
+
+    _until("the run's end record", ended, log)
+    _until("the run's table deleted", lambda: not client.list_tables()["TableNames"], log)
+    assert _get(url + "/stats/requests")["state"] == "stopped"  # the process outlives its run: Start again works
