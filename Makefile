@@ -29,6 +29,7 @@ demo: $(DEMO_STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
 test: lint
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -13,7 +13,7 @@ __all__ = ["DynamoDBUser", "FastDynamoDBUser", "MapperUser", "__version__"]
 
 if TYPE_CHECKING:
     from dynlocust.fast_users import FastDynamoDBUser
-    from dynlocust.mapper.users import MapperUser
+    from dynlocust.mapper_users import MapperUser
     from dynlocust.users import DynamoDBUser
 
 
@@ -27,7 +27,7 @@ def __getattr__(name: str) -> Any:
 
         return FastDynamoDBUser
     if name == "MapperUser":
-        from dynlocust.mapper.users import MapperUser
+        from dynlocust.mapper_users import MapperUser
 
         return MapperUser
     raise AttributeError(f"module 'dynlocust' has no attribute {name!r}")

@@ -34,7 +34,7 @@ from dynlocust.saturation import Saturation, Thresholds, combine
 from dynlocust.scenario.model import Scenario
 from dynlocust.scenario.plan import Plan
 from dynlocust.slo import check_window
-from dynlocust.windows import ERROR_KINDS, Verdict, WindowStats, planned_count, verdict
+from dynlocust.windows import Verdict, WindowStats, verdict
 
 PLAN = "dynlocust:plan"
 CLOCK = "dynlocust:clock"
@@ -64,16 +64,6 @@ class ClosedWindow:
     missing_workers: list[int] = field(default_factory=list)
     verdict_detail: Verdict = field(default_factory=lambda: Verdict(("ok",)))
     """All that `verdict` (its first label) rests on: both sides, the fraction that ran, the client's reasons."""
-
-
-def summarize(stats: WindowStats, prices: Prices) -> dict[str, Any]:
-    """The window's summary plus the figures reports and SLOs need (errors, unprocessed requests, cost)."""
-    summary = stats.summary()
-    total = stats.total()
-    summary["errors"] = sum(v for k, v in total.by_kind.items() if k in ERROR_KINDS)
-    summary["unprocessed_requests"] = total.by_kind.get("unprocessed", 0)
-    summary["cost_dollars"] = dollars(summary["read_units"], summary["write_units"], prices)
-    return summary
 
 
 @dataclass
@@ -219,8 +209,8 @@ class FleetReport:
         if missing:
             stats.mark_partial()
         saturation = combine({w: Saturation.from_dict(r["saturation"]) for w, r in reports.items()}, self.thresholds)
-        summary = summarize(stats, self.prices)
-        detail = verdict(stats if observed else None, saturation, planned=planned_count(window.rate, window.duration))
+        summary = stats.report_summary(self.prices)
+        detail = verdict(stats if observed else None, saturation, planned=window.requests)
         failures = check_window(self.scenario.slos, index, window.phase, summary)
         closed = ClosedWindow(
             index, window.phase, summary, saturation, detail.label, failures, missing, verdict_detail=detail

@@ -5,11 +5,12 @@ the request path costs a few dict updates, and a worker's values can be shipped 
 (`snapshot_deltas` / `apply_deltas`, msgpack-safe) and summed there exactly, so one `/metrics` on the master
 shows the whole fleet. A `Collector` turns the dicts into metric families at scrape time.
 
-Everything is hooked through Locust's events and the request context (`dynlocust.client` puts the `Outcome`,
-operation, table and index there), so the runner needs no calls of its own; run-level gauges (target and offered
-rate, dropped sends, in-flight requests, client-bound) are sampled once a second from the process's
-`ScenarioRun` (`sample_run`). Label values are bounded: API operation names, the scenario's *logical* table names
+Requests are counted from the `RequestRecord` each request event carries in its context (`dynlocust.client`
+builds it), so the runner needs no calls of its own; run-level gauges (target and offered rate, dropped sends,
+in-flight requests, client-bound) are sampled once a second from the process's `ScenarioRun` (`sample_run`).
+Label values are bounded: API operation names, the scenario's *logical* table names
 (the physical names carry the run id), outcome kinds, and codes and reasons that match a closed pattern.
+This module holds values and the collector only; `dynlocust.metrics_wiring` attaches them to Locust.
 """
 
 from __future__ import annotations
@@ -17,15 +18,11 @@ from __future__ import annotations
 import bisect
 import logging
 import re
-import sys
 import time
-import weakref
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-
-from locust import events
 
 import gevent
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
@@ -37,10 +34,10 @@ from prometheus_client.core import (
     Metric,
 )
 
-from dynlocust import plugin
 from dynlocust.client import REQUEST_TYPE
 from dynlocust.cost import US_EAST_1, Prices, dollars
-from dynlocust.outcomes import THROTTLED, Outcome
+from dynlocust.outcomes import THROTTLED
+from dynlocust.record import RequestRecord
 from dynlocust.saturation import REASONS, Saturation
 
 log = logging.getLogger(__name__)
@@ -51,9 +48,6 @@ DURATION_BUCKETS: tuple[float, ...] = (
 )  # fmt: skip
 """Upper bounds in seconds: 1 ms steps where DynamoDB answers (1-5 ms), then 2.5-10 ms steps up to 50 ms."""
 
-WRITE_OPERATIONS = frozenset(
-    {"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems", "ExecuteTransaction"}
-)
 MAX_TABLES = 64
 """Distinct table/index label values kept per process; more (a user generating names) become `other`."""
 OTHER = "other"
@@ -183,7 +177,7 @@ def sample_run(run: Any, now: float) -> RunSample:
         if now >= segment.end:
             window, phase = segment.index, planned.phase
     dropped = sum(run.pacer.window_counts(w.index).dropped for w in run.plan.windows)
-    client = run.closed[-1].saturation if run.closed else None
+    client = run.closed[-1] if run.closed else None
     client_bound = bool(client is not None and client.client_bound)
     return RunSample(
         run_id=str(run.run_id),
@@ -311,16 +305,19 @@ class Metrics:
         exception: BaseException | None = None,
         **_kwargs: Any,
     ) -> None:
-        """Locust `request` event listener: counts DynamoDB requests that carry an `Outcome` in their context."""
+        """Locust `request` event listener: counts DynamoDB requests that carry a `RequestRecord` in their context."""
         if request_type != REQUEST_TYPE or not context:
             return
-        outcome: Outcome | None = context.get("outcome")
-        if outcome is None:
-            return
-        operation = context.get("operation") or "-"
-        table = self._tables.get(physical := context.get("table") or "-") or self._resolve_table(physical)
-        raw_index = context.get("index")
-        index = "" if raw_index is None else self._indexes.get(raw_index) or self._bounded_index(raw_index)
+        record: RequestRecord | None = context.get("record")
+        if record is not None:
+            self.count(record)
+
+    def count(self, record: RequestRecord) -> None:
+        """Count one request from its record (the labels are the record's, bounded in number)."""
+        outcome = record.outcome
+        operation = record.operation
+        table = self._table(record.table)
+        index = "" if record.index is None else self._index(record.index)
         kind = outcome.kind
         key = (operation, table, index, kind)
         requests = self._requests
@@ -337,49 +334,26 @@ class Metrics:
         histogram = self._histograms.get(hkey)
         if histogram is None:
             histogram = self._histograms[hkey] = [0.0] * (len(DURATION_BUCKETS) + 2)
-        seconds = response_time / 1000.0
+        seconds = record.latency
         histogram[bisect.bisect_left(DURATION_BUCKETS, seconds)] += 1.0
         histogram[-1] += seconds
-        if response:
-            consumed = response.get("ConsumedCapacity")
-            if consumed:
-                self._count_capacity(consumed, operation)
+        if record.consumed:
+            for consumed in record.consumed:
+                where = (self._table(consumed.table), self._index(consumed.index) if consumed.index else "")
+                for unit_kind, units in (("read", consumed.read_units), ("write", consumed.write_units)):
+                    if units:
+                        ckey = (*where, unit_kind)
+                        self._capacity[ckey] = self._capacity.get(ckey, 0.0) + units
+            self._cost[()] += dollars(record.read_units, record.write_units, self.prices)
 
-    def _count_capacity(self, consumed: Any, operation: str) -> None:
-        default_kind = "write" if operation in WRITE_OPERATIONS else "read"
-        read = write = 0.0
-        for entry in [consumed] if isinstance(consumed, Mapping) else consumed:
-            table = self._tables.get(physical := str(entry.get("TableName", "-"))) or self._resolve_table(physical)
-            parts: list[tuple[str, Mapping[str, Any]]] = [("", entry)]
-            if "Table" in entry:  # ReturnConsumedCapacity=INDEXES: table and indexes apart
-                parts = [("", entry["Table"])]
-                for group in ("GlobalSecondaryIndexes", "LocalSecondaryIndexes"):
-                    for name, units in (entry.get(group) or {}).items():
-                        parts.append((self._indexes.get(name) or self._bounded_index(name), units))
-            for index, units in parts:
-                r = float(units.get("ReadCapacityUnits") or 0.0)
-                w = float(units.get("WriteCapacityUnits") or 0.0)
-                if not r and not w:
-                    total = float(units.get("CapacityUnits") or 0.0)
-                    r, w = (0.0, total) if default_kind == "write" else (total, 0.0)
-                for kind, value in (("read", r), ("write", w)):
-                    if value:
-                        key = (table, index, kind)
-                        self._capacity[key] = self._capacity.get(key, 0.0) + value
-                read += r
-                write += w
-        self._cost[()] += dollars(read, write, self.prices)
+    def _table(self, name: str) -> str:
+        bounded = self._tables.get(name)
+        if bounded is None:
+            bounded = self._tables[name] = name if len(self._tables) < MAX_TABLES else OTHER
+        return bounded
 
-    def _resolve_table(self, physical: str) -> str:
-        run = self.run_source()
-        if run is not None:
-            for logical, name in run.physical_names.items():
-                self._tables[name] = logical
-        logical = self._tables.get(physical)
-        if logical is None:
-            logical = physical if len(self._tables) < MAX_TABLES else OTHER
-            self._tables[physical] = logical
-        return logical
+    def _index(self, name: str) -> str:
+        return self._indexes.get(name) or self._bounded_index(name)
 
     def _bounded_index(self, name: str) -> str:
         value = name if len(self._indexes) < MAX_TABLES and _TOKEN.fullmatch(name) else OTHER
@@ -405,8 +379,6 @@ class Metrics:
             self._last_run_id = run.run_id
             self._last_dropped = 0
             self._sent_history.clear()
-        for physical, logical in run.tables.items():
-            self._tables[physical] = logical
         history = self._sent_history
         history.append((now, run.sent))
         while len(history) > 2 and now - history[0][0] > OFFERED_RATE_SPAN:
@@ -512,14 +484,14 @@ class Metrics:
             ("dynlocust_inflight_requests", "Requests sent and not yet answered.", "inflight"),
         ):  # fmt: skip
             yield GaugeMetricFamily(name, doc, value=sum(getattr(g, attr) for g in gauges))
-        bound = GaugeMetricFamily(
+        client_bound = GaugeMetricFamily(
             "dynlocust_client_bound",
             "1 when the worker's last closed window was limited by the client itself (CPU, schedule lag, drops).",
             labels=["worker"],
         )
         for worker, g in workers.items():
-            bound.add_metric([worker], g.client_bound)
-        yield bound
+            client_bound.add_metric([worker], g.client_bound)
+        yield client_bound
         yield from _client_evidence(workers)
         yield GaugeMetricFamily("dynlocust_workers", "Processes generating load.", value=len(workers))
         current = max(gauges, key=lambda g: g.window, default=None)
@@ -555,138 +527,3 @@ class _Collector:
 
 def _le(bound: float) -> str:
     return repr(float(bound))
-
-
-# -- Locust wiring --------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class _Installed:
-    metrics: Metrics
-    server: Any = None
-    sampler: gevent.Greenlet | None = None
-
-
-_INSTALLED: weakref.WeakKeyDictionary[Any, _Installed] = weakref.WeakKeyDictionary()
-
-
-def metrics_for(environment: Any) -> Metrics | None:
-    """The `Metrics` installed on a Locust environment by the `init` listener, if any."""
-    installed = _INSTALLED.get(environment)
-    return installed.metrics if installed is not None else None
-
-
-def scenario_run(environment: Any) -> Any:
-    """The environment's `ScenarioRun` once it has started, when scenario runs are loaded (None otherwise).
-
-    Looked up through `sys.modules`: importing `dynlocust.hooks` here would register the scenario listeners in
-    processes that run plain locustfiles.
-    """
-    hooks = sys.modules.get("dynlocust.hooks")
-    return hooks.current_run(environment) if hooks is not None else None
-
-
-def install(environment: Any, registry: CollectorRegistry | None = None) -> Metrics:
-    """Attach metrics to a Locust environment: listeners by role, /metrics server, web UI route, sampler.
-
-    Standalone processes count their own requests and serve them; workers count and ship deltas to the master
-    with every report; the master merges and serves. Failing to bind the port is logged, not fatal: metrics are
-    an observer and must not stop a load test.
-    """
-    from locust.runners import MasterRunner, WorkerRunner
-
-    settings = plugin.settings_for(environment)
-    runner = environment.runner
-    worker = str(getattr(runner, "worker_index", 0)) if isinstance(runner, WorkerRunner) else "0"
-    metrics = Metrics(
-        registry if registry is not None else CollectorRegistry(),
-        run_source=lambda: scenario_run(environment),
-        worker=worker,
-    )
-    installed = _Installed(metrics)
-    _INSTALLED[environment] = installed
-    if isinstance(runner, MasterRunner):
-
-        def on_worker_report(client_id: str, data: Mapping[str, Any], **_kw: Any) -> None:
-            payload = data.get(REPORT_KEY)
-            if payload:
-                metrics.merge_report(payload)
-
-        environment.events.worker_report.add_listener(on_worker_report)
-    else:
-        environment.events.request.add_listener(metrics.on_request)
-        installed.sampler = gevent.spawn(_sample_forever, metrics)
-    if isinstance(runner, WorkerRunner):
-
-        def on_report(client_id: str, data: dict[str, Any], **_kw: Any) -> None:
-            metrics.worker = str(getattr(runner, "worker_index", metrics.worker))
-            metrics.sample_now()
-            data[REPORT_KEY] = metrics.take_deltas()
-
-        environment.events.report_to_master.add_listener(on_report)
-        return metrics
-    if settings.metrics_port:
-        installed.server = _serve(metrics, settings.metrics_host, settings.metrics_port)
-    web_ui = getattr(environment, "web_ui", None)
-    if web_ui is not None:
-        _add_web_route(web_ui, metrics)
-    return metrics
-
-
-def uninstall(environment: Any, *, final_scrape: bool = True) -> None:
-    """Stop the sampler and the server (after one last scrape, when something is scraping)."""
-    installed = _INSTALLED.pop(environment, None)
-    if installed is None:
-        return
-    if installed.sampler is not None:
-        installed.sampler.kill(block=False)
-        installed.metrics.sample_now()  # the last dropped sends and gauges
-    if installed.server is not None:
-        if final_scrape and installed.metrics.wait_for_final_scrape():
-            log.debug("final metrics scrape served")
-        installed.server.stop(timeout=1)
-
-
-def _sample_forever(metrics: Metrics) -> None:
-    while True:
-        try:
-            metrics.sample_now()
-        except Exception:  # an observer: never let a sampling bug end the run
-            log.exception("sampling run metrics failed")
-        gevent.sleep(SAMPLE_INTERVAL)
-
-
-def _serve(metrics: Metrics, host: str, port: int) -> Any:
-    from gevent.pywsgi import WSGIServer
-
-    server = WSGIServer((host, port), metrics.wsgi_app, log=None, error_log=None)
-    try:
-        server.start()
-    except OSError as exc:
-        log.warning("Prometheus /metrics not served: cannot listen on %s:%d (%s)", host, port, exc)
-        return None
-    log.info("Prometheus metrics at http://%s:%d/metrics", host, server.server_port)
-    return server
-
-
-def _add_web_route(web_ui: Any, metrics: Metrics) -> None:
-    from flask import Response
-
-    def metrics_view() -> Any:
-        return Response(metrics.exposition(), mimetype=None, content_type=CONTENT_TYPE_LATEST)
-
-    view = web_ui.auth_required_if_enabled(metrics_view)  # --web-login protects it like Locust's own pages
-    try:
-        web_ui.app.add_url_rule("/metrics", "dynlocust_metrics", view)
-    except (AssertionError, ValueError) as exc:  # Flask refuses routes once it has served a request
-        log.warning("Prometheus /metrics not added to the web UI: %s", exc)
-
-
-@events.init.add_listener
-def _on_init(environment: Any, **_kwargs: Any) -> None:
-    install(environment)
-
-
-@events.quitting.add_listener
-def _on_quitting(environment: Any, **_kwargs: Any) -> None:
-    uninstall(environment)

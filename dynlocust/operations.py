@@ -258,15 +258,3 @@ class Mix:
             if point < bound:
                 return builder
         return self.builders[-1]
-
-
-def consumed_units(response: Mapping[str, Any] | None) -> float:
-    """Capacity units a response reports (ReturnConsumedCapacity=TOTAL), summed over tables."""
-    if not response:
-        return 0.0
-    consumed = response.get("ConsumedCapacity")
-    if consumed is None:
-        return 0.0
-    if isinstance(consumed, Mapping):
-        consumed = [consumed]
-    return float(sum(c.get("CapacityUnits", 0.0) for c in consumed))

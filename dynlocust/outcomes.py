@@ -108,11 +108,6 @@ class Outcome:
         return self.kind == OK
 
     @property
-    def is_throttle(self) -> bool:
-        """Did the service push back for capacity, whether by error or by batch leftovers?"""
-        return self.kind in (THROTTLED, UNPROCESSED)
-
-    @property
     def label(self) -> str:
         """The failure name Locust groups by: the error code, with the first throttling reason when there is one."""
         name = self.code or self.kind

@@ -35,6 +35,7 @@ from gevent.hub import Waiter, get_hub
 
 from dynlocust.errors import DynlocustError
 from dynlocust.histogram import Histogram
+from dynlocust.scenario.plan import half_up
 
 DEFAULT_MAX_LATENESS = 0.1
 """Seconds a due send may wait for a free user before it is dropped; bounds any catch-up burst to
@@ -43,10 +44,6 @@ DEFAULT_MAX_LATENESS = 0.1
 
 class PacingError(DynlocustError):
     """A schedule that cannot be paced (overlapping or malformed segments)."""
-
-
-def _rnd(x: float) -> int:
-    return math.floor(x + 0.5)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +69,7 @@ class Segment:
     @property
     def count(self) -> int:
         """Exact number of sends this worker makes in the window."""
-        return _rnd((self.offset + self.rate) * self.duration) - _rnd(self.offset * self.duration)
+        return half_up((self.offset + self.rate) * self.duration) - half_up(self.offset * self.duration)
 
     def intended(self, j: int) -> float:
         """Intended send time of this worker's ``j``-th send in the window."""

@@ -14,24 +14,25 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gevent
 
 from dynlocust.cost import US_EAST_1, Prices, dollars
-from dynlocust.operations import Mix, OperationBuilder, consumed_units
-from dynlocust.outcomes import Outcome
+from dynlocust.operations import Mix, OperationBuilder
 from dynlocust.pacing import Pacer, Segment, Ticket, split_segment
 from dynlocust.saturation import Saturation, SaturationMonitor, Thresholds, Usage, assess, pool_counter
 from dynlocust.scenario.model import Scenario
 from dynlocust.scenario.plan import Plan, build_plan
 from dynlocust.windows import WindowBook, WindowStats
 
+if TYPE_CHECKING:
+    from dynlocust.client import DynamoDBClient
+    from dynlocust.record import RequestRecord
+
 log = logging.getLogger(__name__)
 
 DEFAULT_CEILING_MARGIN = 1.1
-
-WRITE_OPS = frozenset({"put", "conditional_put", "update", "delete", "transact_write", "batch_write"})
 
 
 @dataclass
@@ -56,6 +57,8 @@ class ScenarioRun:
 
     def __post_init__(self) -> None:
         self.plan: Plan = build_plan(self.scenario, t0=self.t0)
+        self.logical_names = {physical: logical for logical, physical in self.physical_names.items()}
+        """Physical table name -> the scenario's name: what request names and metric labels show."""
         self.share_count = self.worker_count
         self.segments: list[Segment] = [
             Segment(w.index, w.start, w.duration, 0.0)
@@ -78,7 +81,8 @@ class ScenarioRun:
         self.sent = 0
         self.read_units = 0.0
         self.write_units = 0.0
-        self.closed: list[ClosedWindow] = []
+        self.closed: list[Saturation] = []
+        """The client's evidence on each window this process has closed and reported, in order (live views)."""
         self.abort_reason: str | None = None
         self.finished = False
         self._closer: gevent.Greenlet | None = None
@@ -127,46 +131,24 @@ class ScenarioRun:
     def next_ticket(self) -> Ticket | None:
         return self.pacer.acquire()
 
-    def execute(self, client: Any, ticket: Ticket) -> Outcome | None:
-        """Send one request for `ticket` through `client` (a `DynamoDBClient`) and record what happened."""
+    def execute(self, client: DynamoDBClient, ticket: Ticket) -> RequestRecord:
+        """Send one request for `ticket` through `client` and count its record in this run's window and totals."""
         counter = pool_counter(client.raw)
         if counter is not None:
             self.monitor.watch(counter)
         builder: OperationBuilder = self.mix.pick()
-        method_name, kwargs = builder.build()
+        method, kwargs = builder.build()
         self.inflight[ticket.window] += 1
         self.sent += 1
-        sent_at = self.clock()
         try:
-            response = client.call(
-                _api_name(client, method_name),
-                getattr(client.raw, method_name),
-                kwargs,
-                context={"ticket": ticket, "operation_label": builder.label},
-            )
+            record = client.send(method, kwargs, ticket=ticket, label=builder.label)
         finally:
             self.inflight[ticket.window] -= 1
-        done_at = self.clock()
-        outcome = client.last_outcome
-        units = consumed_units(response)
-        is_write = builder.operation.op in WRITE_OPS
-        read_units, write_units = (0.0, units) if is_write else (units, 0.0)
-        self.read_units += read_units
-        self.write_units += write_units
-        self.book.record(
-            at=ticket.intended,
-            window=ticket.window,
-            kind=outcome.kind,
-            code=outcome.code,
-            reasons=[r.reason for r in outcome.reasons],
-            unprocessed=outcome.unprocessed,
-            latency=done_at - sent_at,
-            latency_from_intended=done_at - ticket.intended,
-            read_units=read_units,
-            write_units=write_units,
-        )
+        self.read_units += record.read_units
+        self.write_units += record.write_units
+        self.book.add(record)
         self._check_ceilings()
-        return outcome
+        return record
 
     def _check_ceilings(self) -> None:
         """Each process holds its planned part of the run's ceilings, so the fleet as a whole never passes them."""
@@ -224,7 +206,7 @@ class ScenarioRun:
             whole=not stats.partial,
             thresholds=self.thresholds,
         )
-        self.closed.append(ClosedWindow(index, saturation))
+        self.closed.append(saturation)
         record = stats.to_dict()
         record.update(phase=phase, saturation=saturation.to_dict(), worker_index=self.worker_index)
         self.on_window(record)
@@ -243,15 +225,3 @@ class ScenarioRun:
                 "windows_closed": len(self.closed),
             }
         )
-
-
-@dataclass(frozen=True)
-class ClosedWindow:
-    """What this process keeps of a window it has reported (live views read it)."""
-
-    index: int
-    saturation: Saturation
-
-
-def _api_name(client: Any, method_name: str) -> str:
-    return client.raw.meta.method_to_api_mapping[method_name]

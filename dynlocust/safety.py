@@ -31,7 +31,6 @@ import sys
 import threading
 import time
 import traceback
-import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -41,7 +40,7 @@ from typing import Any, TypeVar
 import gevent
 import greenlet as greenlet_module
 
-from dynlocust import plugin
+from dynlocust import runstate
 from dynlocust.client import measured_call
 from dynlocust.errors import DynlocustError
 from dynlocust.results import ResultsWriter
@@ -107,19 +106,12 @@ def in_flight_calls(greenlets: list[Any] | None = None) -> list[InFlight]:
             if frame.f_code is not code:
                 continue
             local = frame.f_locals
-            context = local.get("context") or {}
-            operation, _, table = str(local.get("name", "?")).partition(" ")
+            target = local.get("target")
             start, clock = local.get("start"), local.get("clock")
             age = clock() - start if callable(clock) and start is not None else -1.0
-            found.append(
-                InFlight(
-                    str(context.get("operation") or operation),
-                    str(context.get("table") or table),
-                    context.get("index"),
-                    round(age, 3),
-                    _name(g),
-                )
-            )
+            operation = str(getattr(target, "operation", "?"))
+            table = str(getattr(target, "physical_table", "?"))
+            found.append(InFlight(operation, table, getattr(target, "index", None), round(age, 3), _name(g)))
             break
     return sorted(found, key=lambda call: call.age, reverse=True)
 
@@ -271,12 +263,13 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
         log.error("watchdog: could not write %s: %s", path, exc)
 
 
-def watch(environment: Any, state: Any, snapshot_path: Path | None = None) -> Watchdog:
-    """Start a watchdog over `state.run` (a hooks `RunState`); its snapshot goes to `snapshot_path`, by default
-    next to the results file."""
+def watch(environment: Any, state: runstate.RunState, snapshot_path: Path | None = None) -> Watchdog:
+    """Start a watchdog over `state.run`; its snapshot goes to `snapshot_path`, by default next to the results
+    file."""
     from dynlocust.coordination import EXIT_ABORTED
 
     run = state.run
+    assert run is not None, "a watchdog follows a started run"
     if snapshot_path is None and state.results_path is not None:
         snapshot_path = state.results_path.parent / SNAPSHOT_FILE
 
@@ -284,7 +277,7 @@ def watch(environment: Any, state: Any, snapshot_path: Path | None = None) -> Wa
         environment.process_exit_code = EXIT_ABORTED
         gevent.spawn(environment.runner.quit)
 
-    settings = plugin.settings_for(environment)
+    settings = runstate.settings_for(environment)
     dog = Watchdog(
         run,
         deadline_at=run_deadline(run, settings.run_margin),
@@ -332,7 +325,7 @@ def master_silent(runner: Any, timeout: float, now: float | None = None) -> floa
 
 def guard_worker(environment: Any, current: Callable[[], Any], timeout: float | None = None) -> gevent.Greenlet:
     """On a worker: once the master is silent for `timeout` s, stop this worker's run and quit the worker."""
-    limit = plugin.settings_for(environment).master_timeout if timeout is None else timeout
+    limit = runstate.settings_for(environment).master_timeout if timeout is None else timeout
 
     def loop() -> None:
         while (silence := master_silent(environment.runner, limit)) is None:
@@ -417,6 +410,11 @@ def shielded(work: Callable[[], T], *, limit: float = 120.0, what: str = "teardo
     return _wait_shielded(gevent.spawn(work), limit, what)
 
 
+def wait_shielded(job: gevent.Greenlet, *, limit: float = 600.0, what: str = "teardown") -> Any:
+    """Wait for `job` (running elsewhere) through Ctrl-C and SIGTERM, as `shielded` does; its value, or None."""
+    return _wait_shielded(job, limit, what)
+
+
 def _wait_shielded(job: gevent.Greenlet, limit: float, what: str) -> Any:
     until = time.monotonic() + limit
     while not job.ready():
@@ -434,9 +432,6 @@ def _wait_shielded(job: gevent.Greenlet, limit: float, what: str) -> Any:
     return job.value
 
 
-_QUITTING: weakref.WeakKeyDictionary[Any, gevent.Greenlet] = weakref.WeakKeyDictionary()
-
-
 def quit_once(environment: Any, work: Callable[[], None], *, limit: float = 600.0) -> None:
     """Run an environment's shutdown work once, shielded; a second caller (Locust fires `quitting` again when its
     main loop ends while a signal's shutdown is still under way) waits for the first instead of exiting under it.
@@ -448,9 +443,10 @@ def quit_once(environment: Any, work: Callable[[], None], *, limit: float = 600.
     own_signals = _INTERRUPTS.routed and threading.current_thread() is threading.main_thread()
     if own_signals:
         signal.signal(signal.SIGINT, lambda _signum, _frame: _interrupt())
-    job = _QUITTING.get(environment)
+    state = runstate.state_for(environment)
+    job = state.quitting
     if job is None:
-        job = _QUITTING[environment] = gevent.spawn(work)
+        job = state.quitting = gevent.spawn(work)
     _wait_shielded(job, limit, "shutdown")
     if own_signals:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -458,4 +454,5 @@ def quit_once(environment: Any, work: Callable[[], None], *, limit: float = 600.
 
 def is_quitting(environment: Any) -> bool:
     """Whether `environment`'s shutdown has begun (set-up still running elsewhere must not go on to start)."""
-    return environment in _QUITTING
+    state = runstate.state_for(environment)
+    return state.quitting is not None

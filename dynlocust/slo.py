@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dynlocust.scenario.model import Slo
@@ -36,10 +36,6 @@ def check_window(slos: Sequence[Slo], index: int, phase: str, summary: Mapping[s
             if (op == "<=" and value > bound) or (op == ">=" and value < bound):
                 broken.append(f"window {index}: {name} {value:.4g} is not {op} {bound:g}")
     return broken
-
-
-def check_run(slos: Sequence[Slo], windows: Iterable[tuple[int, str, Mapping[str, Any]]]) -> list[str]:
-    return [msg for index, phase, summary in windows for msg in check_window(slos, index, phase, summary)]
 
 
 def _ms(seconds: float | None) -> float | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -256,14 +256,3 @@ class TableManager:
             if not response.get("NextToken"):
                 return tags
             kwargs["NextToken"] = response["NextToken"]
-
-
-def owned_tables(client: Any, run_id: str, names: Iterable[str]) -> list[str]:
-    """Which of `names` carry this run's tag (for checks after a run)."""
-    owned = []
-    for name in names:
-        arn = client.describe_table(TableName=name)["Table"]["TableArn"]
-        tags = {t["Key"]: t["Value"] for t in client.list_tags_of_resource(ResourceArn=arn).get("Tags", [])}
-        if tags.get(RUN_TAG) == run_id:
-            owned.append(name)
-    return owned

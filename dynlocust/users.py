@@ -10,8 +10,9 @@ from locust import User
 
 from botocore.config import Config
 
-import dynlocust.metrics  # noqa: F401 - registers the Prometheus /metrics endpoint (Locust init listener)
-from dynlocust import plugin
+import dynlocust.metrics_wiring
+import dynlocust.plugin  # noqa: F401 - dynlocust's options on Locust's parser, validated at init
+from dynlocust import runstate
 from dynlocust.client import DynamoDBClient
 from dynlocust.settings import Settings
 from dynlocust.transport.boto3 import MIN_POOL, make_client
@@ -34,7 +35,7 @@ class DynamoDBUser(User):
 
     def __init__(self, environment: Any) -> None:
         super().__init__(environment)
-        settings = plugin.settings_for(environment)
+        settings = runstate.settings_for(environment)
         self.client = DynamoDBClient(
             self._raw_client(environment, settings),
             environment.events.request,
@@ -49,7 +50,7 @@ class DynamoDBUser(User):
 
 def shared_client(environment: Any, key: tuple[Any, ...], factory: Callable[[], Any]) -> Any:
     """One transport client per environment and key, built on first use: its pool serves every user of the process."""
-    clients = plugin.state_for(environment).clients
+    clients = runstate.state_for(environment).clients
     if key not in clients:
         clients[key] = factory()
     return clients[key]

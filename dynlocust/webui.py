@@ -11,7 +11,6 @@ Active once imported by a locustfile (it registers an ``init`` listener); does n
 from __future__ import annotations
 
 import json
-import sys
 import time
 import weakref
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from locust import events
 
+from dynlocust import runstate
 from dynlocust.report import csvout, html, plots
 from dynlocust.report.build import RunReport, WindowReport, window_from_stats
 from dynlocust.report.table import evidence_cells, reasons_cell, verdict_cell
@@ -78,10 +78,7 @@ CHART_SCRIPT = f"""<script>
 
 def _views(environment: Any) -> tuple[FleetReport | None, ScenarioRun | None]:
     """The merged view (master or standalone) and this process's own run (standalone only: live counters)."""
-    hooks = sys.modules.get("dynlocust.hooks")  # not imported: no scenario locustfile, so no scenario run
-    if hooks is None:
-        return None, None
-    return hooks.current_report(environment), hooks.current_run(environment)
+    return runstate.current_report(environment), runstate.current_run(environment)
 
 
 class _ClosedCache:

@@ -17,30 +17,31 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from dynlocust.cost import US_EAST_1, Prices, dollars
 from dynlocust.errors import DynlocustError
 from dynlocust.histogram import Histogram
+from dynlocust.outcomes import (
+    AUTH,
+    CONDITION_FAILED,
+    CONNECTION,
+    ERROR,
+    KINDS,
+    NOT_FOUND,
+    OK,
+    SERVER_ERROR,
+    THROTTLED,
+    TIMEOUT,
+    TRANSACTION_CONFLICT,
+    UNPROCESSED,
+    VALIDATION,
+)
 from dynlocust.pacing import PacingCounts, Segment
 
 if TYPE_CHECKING:
+    from dynlocust.record import RequestRecord
     from dynlocust.saturation import Saturation
 
-KINDS = (
-    "ok",
-    "throttled",
-    "unprocessed",
-    "condition_failed",
-    "transaction_conflict",
-    "validation",
-    "not_found",
-    "auth",
-    "timeout",
-    "connection",
-    "server_error",
-    "error",
-)
-"""Outcome kinds ``record`` accepts. ``unprocessed`` is an HTTP 200 batch with a throttled remainder."""
-
-ERROR_KINDS = frozenset({"validation", "not_found", "auth", "timeout", "connection", "server_error", "error"})
+ERROR_KINDS = frozenset({VALIDATION, NOT_FOUND, AUTH, TIMEOUT, CONNECTION, SERVER_ERROR, ERROR})
 """Kinds that are failures of the test itself; condition failures and transaction conflicts are answers."""
 
 DEFAULT_BIN_SECONDS = 10.0
@@ -102,11 +103,11 @@ class Tally:
 
     @property
     def accepted(self) -> int:
-        return self.by_kind.get("ok", 0)
+        return self.by_kind.get(OK, 0)
 
     @property
     def throttled(self) -> int:
-        return self.by_kind.get("throttled", 0)
+        return self.by_kind.get(THROTTLED, 0)
 
     @property
     def errors(self) -> int:
@@ -138,8 +139,8 @@ class Tally:
             "throttled": self.throttled,
             "throttled_by": dict(sorted(self.throttled_by.items())),
             "unprocessed_items": self.unprocessed_items,
-            "condition_failed": self.by_kind.get("condition_failed", 0),
-            "transaction_conflict": self.by_kind.get("transaction_conflict", 0),
+            "condition_failed": self.by_kind.get(CONDITION_FAILED, 0),
+            "transaction_conflict": self.by_kind.get(TRANSACTION_CONFLICT, 0),
             "timeouts_by": dict(sorted(self.timeouts_by.items())),
             "errors_by": dict(sorted(self.errors_by.items())),
             "latency": _latency_summary(self.latency),
@@ -244,6 +245,24 @@ class WindowStats:
         b = int((at - self.start) // self.bin_seconds)
         return min(max(b, 0), len(self.bins) - 1)
 
+    def add(self, record: RequestRecord) -> None:
+        """Count one request's record, at its ticket's intended send time (a record without a ticket is refused)."""
+        ticket = record.ticket
+        if ticket is None or record.latency_from_intended is None:
+            raise WindowError(f"window {self.index}: expected a paced request (with a ticket), found {record.name}")
+        outcome = record.outcome
+        self.record(
+            at=ticket.intended,
+            kind=outcome.kind,
+            code=outcome.code,
+            reasons=[r.reason for r in outcome.reasons],
+            unprocessed=outcome.unprocessed,
+            latency=record.latency,
+            latency_from_intended=record.latency_from_intended,
+            read_units=record.read_units,
+            write_units=record.write_units,
+        )
+
     def record(
         self,
         *,
@@ -262,11 +281,11 @@ class WindowStats:
             raise WindowError(f"window {self.index}: expected kind in {KINDS}, found {kind!r}")
         tally = self.bins[self.bin_of(at)]
         tally.by_kind[kind] = tally.by_kind.get(kind, 0) + 1
-        if kind == "throttled":
+        if kind == THROTTLED:
             for reason in reasons or ("",):
                 key = f"{code or ''}|{reason}"
                 tally.throttled_by[key] = tally.throttled_by.get(key, 0) + 1
-        elif kind == "timeout":
+        elif kind == TIMEOUT:
             key = code or ""
             tally.timeouts_by[key] = tally.timeouts_by.get(key, 0) + 1
         elif kind in ERROR_KINDS:
@@ -274,9 +293,7 @@ class WindowStats:
             tally.errors_by[key] = tally.errors_by.get(key, 0) + 1
         if unprocessed:
             tally.unprocessed_items += unprocessed
-        if (kind == "throttled" or unprocessed > 0) and (
-            tally.first_throttle_at is None or at < tally.first_throttle_at
-        ):
+        if (kind == THROTTLED or unprocessed > 0) and (tally.first_throttle_at is None or at < tally.first_throttle_at):
             tally.first_throttle_at = at
         tally.latency.record(latency)
         tally.latency_from_intended.record(latency_from_intended)
@@ -338,6 +355,15 @@ class WindowStats:
         out["dropped"] = self.dropped
         out["schedule_lag"] = _latency_summary(self.schedule_lag)
         out["partial"] = self.partial
+        return out
+
+    def report_summary(self, prices: Prices = US_EAST_1) -> dict[str, Any]:
+        """``summary`` plus what reports and SLOs read: errors, unprocessed requests and the estimated cost."""
+        out = self.summary()
+        total = self.total()
+        out["errors"] = total.errors
+        out["unprocessed_requests"] = total.by_kind.get(UNPROCESSED, 0)
+        out["cost_dollars"] = dollars(out["read_units"], out["write_units"], prices)
         return out
 
     def bin_summaries(self) -> list[dict[str, Any]]:
@@ -437,6 +463,15 @@ class WindowBook:
         w = self._ordered[i]
         return w if at < w.end else None
 
+    def add(self, record: RequestRecord) -> None:
+        """Count a paced request's record in its ticket's window (counted as unrouted when that is not here)."""
+        assert record.ticket is not None, "only paced requests are recorded in windows"
+        w = self._by_index.get(record.ticket.window)
+        if w is None:
+            self.unrouted += 1
+            return
+        w.add(record)
+
     def record(self, *, at: float, window: int | None = None, **outcome: Any) -> None:
         """Record into window ``window`` (e.g. ``ticket.window``) or, if None, the window covering ``at``.
 
@@ -510,11 +545,6 @@ class Verdict:
         )
 
 
-def planned_count(rate: float, duration: float) -> int:
-    """Sends the whole fleet's schedule holds for a window (the pacing rule's rounding, half up)."""
-    return math.floor(rate * duration + 0.5)
-
-
 def verdict(
     stats: WindowStats | None,
     saturation: Saturation,
@@ -541,7 +571,7 @@ def verdict(
     due = stats.handed + stats.dropped
     ran = min(1.0, due / scheduled) if scheduled else (0.0 if stats.partial else 1.0)
     t = stats.total()
-    throttle_signals = t.throttled + t.by_kind.get("unprocessed", 0)
+    throttle_signals = t.throttled + t.by_kind.get(UNPROCESSED, 0)
     sent = t.sent
     service: str | None = None
     if sent and t.errors >= error_fraction * sent and t.errors > throttle_signals:

@@ -146,7 +146,7 @@ def prepare_run(args: argparse.Namespace, passthrough: list[str]) -> tuple[RunSi
         raise DiffError(f"run --baseline {args.baseline}: expected run results, found a compare file")
     run_id = _option(passthrough, "--run-id", "DYNLOCUST_RUN_ID")
     if run_id is None:
-        from dynlocust.hooks import new_run_id
+        from dynlocust.runstate import new_run_id
 
         run_id = new_run_id()
         passthrough = [*passthrough, "--run-id", run_id]

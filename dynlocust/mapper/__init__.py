@@ -1,9 +1,10 @@
-"""dynlocust's mapper: values <-> attribute values, entity models, repository operations and the mapper user.
+"""dynlocust's mapper: values <-> attribute values, entity models, repository operations (and the mapper user).
 
 `from dynlocust.mapper import Serializer, Deserializer, MapperUser` is the public entry point. Names are loaded on
 first use (PEP 562) because the serializer imports boto3: importing this package must not pull in botocore (and
-ssl) before a Locust entry point such as `dynlocust.mapper.users` or `.compare` has had gevent patch them, and
-`MapperUser` (which imports Locust) is loaded only when asked for.
+ssl) before a Locust entry point such as `dynlocust.mapper_users` or `.compare` has had gevent patch them, and
+`MapperUser` (which imports Locust, so it lives beside the other users in `dynlocust.mapper_users`) is loaded only
+when asked for.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
         SerializationError,
         Serializer,
     )
-    from dynlocust.mapper.users import MapperUser
+    from dynlocust.mapper_users import MapperUser
 
 _EXPORTS = {
     "DeserializationError": "deserializer",
@@ -32,7 +33,7 @@ _EXPORTS = {
     "GetManyResult": "repository",
     "Index": "model",
     "MapperError": "serializer",
-    "MapperUser": "users",
+    "MapperUser": "dynlocust.mapper_users",
     "ModelError": "model",
     "NumberError": "serializer",
     "NumberNotFiniteError": "serializer",
@@ -48,7 +49,7 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'dynlocust.mapper' has no attribute {name!r}")
-    value = getattr(import_module(f"dynlocust.mapper.{module}"), name)
+    value = getattr(import_module(module if "." in module else f"dynlocust.mapper.{module}"), name)
     globals()[name] = value
     return value
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import gevent
 
 from dynlocust.errors import ConfigurationError
-from dynlocust.mapper.users import configure_pynamodb
+from dynlocust.mapper_users import configure_pynamodb
 
 if TYPE_CHECKING:
     from dynlocust.mapper.compare import Bench, Order

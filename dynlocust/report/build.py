@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from dynlocust.conclusion import Conclusion, conclude
-from dynlocust.cost import US_EAST_1, dollars
+from dynlocust.cost import US_EAST_1
 from dynlocust.errors import DynlocustError
 from dynlocust.results import ResultsError, read_results
 from dynlocust.saturation import Saturation, combine
-from dynlocust.windows import ERROR_KINDS, Verdict, WindowError, WindowStats
+from dynlocust.windows import Verdict, WindowError, WindowStats
 
 RESULTS_NAME = "results.jsonl"
 REPORT_DIR = "report"
@@ -143,11 +143,7 @@ def window_from_stats(
     verdict_detail: Verdict | None = None,
 ) -> WindowReport:
     """A `WindowReport` of (merged) window statistics, as read back from results or live from a run."""
-    summary = stats.summary()
-    total = stats.total()
-    summary["errors"] = sum(n for k, n in total.by_kind.items() if k in ERROR_KINDS)
-    summary["unprocessed_requests"] = total.by_kind.get("unprocessed", 0)
-    summary["cost_dollars"] = dollars(summary["read_units"], summary["write_units"], US_EAST_1)
+    summary = stats.report_summary(US_EAST_1)
     bins = [
         BinReport(
             window=stats.index,

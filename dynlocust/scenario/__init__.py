@@ -33,7 +33,7 @@ from dynlocust.scenario.model import (
     Workload,
     ZipfKeys,
 )
-from dynlocust.scenario.plan import Plan, Window, WorkerWindow, build_plan, split_requests
+from dynlocust.scenario.plan import Plan, Window, build_plan
 
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
 
@@ -61,7 +61,6 @@ __all__ = [
     "Throughput",
     "UniformKeys",
     "Window",
-    "WorkerWindow",
     "Workload",
     "ZipfKeys",
     "build_plan",
@@ -69,7 +68,6 @@ __all__ = [
     "load_scenario",
     "load_scenario_text",
     "parse_duration",
-    "split_requests",
     "validate_file",
 ]
 

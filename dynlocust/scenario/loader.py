@@ -18,13 +18,13 @@ from urllib.parse import urlparse
 import yaml
 
 from dynlocust.scenario.model import (
+    FRESH_KEY_OPS,
     MAX_BATCH_GET,
     MAX_BATCH_WRITE,
     MAX_ITEM_SIZE,
     MAX_TRANSACT,
     MAX_TRANSACT_BYTES,
     OP_KINDS,
-    WRITE_OPS,
     Gsi,
     HotSpotKeys,
     KeyAttribute,
@@ -721,7 +721,7 @@ def _resolve_keys(doc: _Doc, spec: KeySpec, op: str, table: Table, path: KeyPath
     (zipf, hot spot); uniform and sequential writes keep producing fresh keys."""
     base = spec.base if isinstance(spec, ShardedKeys) else spec
     skewed = isinstance(base, ZipfKeys | HotSpotKeys)
-    if op not in WRITE_OPS or skewed:
+    if op not in FRESH_KEY_OPS or skewed:
         spec = _with_keyspace(spec, table.keyspace)
     ks = _spec_keyspace(spec)
     if ks is None and (skewed or op in _NEEDS_KEYSPACE):

@@ -45,11 +45,10 @@ OP_KINDS: tuple[OpKind, ...] = (
     "batch_write",
     "batch_get",
 )
-#: Operations that address items which must already exist to mean anything; their keys default to the
-#: table's seeded keyspace.
-READ_OPS: frozenset[OpKind] = frozenset({"get", "query", "gsi_query", "update", "delete", "batch_get"})
-#: Operations that write new items; their keys default to the workload's key distribution.
-WRITE_OPS: frozenset[OpKind] = frozenset({"put", "conditional_put", "transact_write", "batch_write"})
+#: Operations that create new items: their keys default to the workload's key distribution. Every other operation
+#: addresses items that must already exist to mean anything, so its keys default to the table's seeded keyspace.
+#: (Whether a request *writes* is the API's business: `dynlocust.record.is_write`.)
+FRESH_KEY_OPS: frozenset[OpKind] = frozenset({"put", "conditional_put", "transact_write", "batch_write"})
 
 MAX_ITEM_SIZE = 400 * 1024
 MAX_BATCH_WRITE = 25

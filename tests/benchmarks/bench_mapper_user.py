@@ -47,7 +47,7 @@ from gevent.event import Event
 from dynlocust.local.embedded import LocalEndpoint
 from dynlocust.mapper.model import entity, model_of
 from dynlocust.mapper.repository import Repository
-from dynlocust.mapper.users import MapperUser, configure_pynamodb, resource_table
+from dynlocust.mapper_users import MapperUser, configure_pynamodb, resource_table
 from dynlocust.settings import Settings
 from dynlocust.transport.boto3 import make_client
 

@@ -33,6 +33,7 @@ from dynlocust.client import REQUEST_TYPE, DynamoDBClient  # noqa: E402
 from dynlocust.local.embedded import LocalEndpoint  # noqa: E402
 from dynlocust.metrics import Metrics  # noqa: E402
 from dynlocust.outcomes import classify  # noqa: E402
+from dynlocust.record import RequestRecord, consumed_capacity  # noqa: E402
 from dynlocust.transport.boto3 import make_client  # noqa: E402
 
 TABLE = "bench-metrics"
@@ -53,11 +54,18 @@ def round_cpu(client: DynamoDBClient, n: int) -> float:
 
 def listener_cost(metrics: Metrics, n: int = 100_000) -> float:
     """CPU seconds per event of the metrics listener alone (a mix of ok and throttled outcomes)."""
-    ok = {"outcome": classify({}), "operation": "PutItem", "table": TABLE, "index": None}
     response = {"ConsumedCapacity": {"TableName": TABLE, "CapacityUnits": 1.0}}
+    records = [
+        RequestRecord(
+            "PutItem", TABLE, TABLE, None, True, classify({}), (2.5 + i) / 1000, None,
+            consumed_capacity(response, write=True),
+        )
+        for i in range(7)
+    ]  # fmt: skip
+    contexts = [{"record": record} for record in records]
     start = time.process_time()
     for i in range(n):
-        metrics.on_request(REQUEST_TYPE, "PutItem x", 2.5 + (i % 7), 0, response=response, context=ok)
+        metrics.on_request(REQUEST_TYPE, "PutItem x", 2.5 + (i % 7), 0, response=response, context=contexts[i % 7])
     return (time.process_time() - start) / n
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from locust.argument_parser import parse_options
 from locust.env import Environment
-from locust.event import Events
+from locust.event import EventHook, Events
 
 import msgpack
 import pytest
@@ -29,8 +29,10 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 
 from dynlocust import metrics as m
-from dynlocust.client import REQUEST_TYPE
+from dynlocust import metrics_wiring
+from dynlocust.client import REQUEST_TYPE, Target, measured_call
 from dynlocust.outcomes import THROTTLED, DeadlineExceeded, Outcome, ThrottlingReason, classify
+from dynlocust.record import is_write
 from dynlocust.runner import ScenarioRun
 from dynlocust.saturation import REASONS, Saturation
 from dynlocust.scenario import load_scenario
@@ -63,8 +65,13 @@ def fire(
     ms: float = 3.0,
     response: dict[str, Any] | None = None,
 ) -> None:
-    context = {"outcome": outcome, "operation": operation, "table": table, "index": index}
-    metrics.on_request(REQUEST_TYPE, f"{operation} {table}", ms, 0, response=response, context=context)
+    """Count one call as a client does: `measured_call` builds its record and fires the request event."""
+    logical = {physical: name for name, physical in TABLES.items()}
+    event = EventHook()
+    event.add_listener(metrics.on_request)
+    target = Target(operation, logical.get(table, table), table, index, is_write(operation), logical.get)
+    clock = iter([0.0, ms / 1000.0]).__next__
+    measured_call(event, target, lambda: response, deadline=1.0, outcome_of=lambda _r, _e: outcome, clock=clock)
 
 
 def samples(metrics: m.Metrics) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -359,13 +366,12 @@ def test_install_serves_metrics_and_the_web_ui_route_then_stops(monkeypatch: pyt
     environment.parsed_options = parse_options(["--metrics-port", str(port)])
     environment.create_local_runner()
     web_ui = environment.create_web_ui("127.0.0.1", 0, delayed_start=True)
-    metrics = m.install(environment, registry=CollectorRegistry())
+    metrics = metrics_wiring.install(environment, registry=CollectorRegistry())
     try:
-        assert m.metrics_for(environment) is metrics
-        context = {"outcome": throttle(), "operation": "PutItem", "table": "t", "index": None}
-        environment.events.request.fire(
-            request_type=REQUEST_TYPE, name="PutItem t", response_time=2.0, response_length=0,
-            response=None, context=context, exception=None,
+        assert metrics_wiring.metrics_for(environment) is metrics
+        measured_call(
+            environment.events.request, Target("PutItem", "t", "t", write=True), lambda: None, deadline=1.0,
+            outcome_of=lambda _r, _e: throttle(),
         )  # fmt: skip
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
             body = response.read().decode()
@@ -374,10 +380,10 @@ def test_install_serves_metrics_and_the_web_ui_route_then_stops(monkeypatch: pyt
         assert via_ui.status_code == 200 and b"dynlocust_throttled_requests_total{" in via_ui.data
     finally:
         started = time.monotonic()
-        m.uninstall(environment)
+        metrics_wiring.uninstall(environment)
         environment.runner.quit()
     assert time.monotonic() - started < 3  # scraped once only: no final-scrape wait
-    assert m.metrics_for(environment) is None
+    assert metrics_wiring.metrics_for(environment) is None
     with pytest.raises(urllib.error.URLError):
         urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2)
 
@@ -390,10 +396,10 @@ def test_a_taken_port_is_logged_not_fatal(caplog: pytest.LogCaptureFixture) -> N
         environment.parsed_options = Namespace(metrics_port=str(taken.getsockname()[1]), metrics_host="127.0.0.1")
         environment.create_local_runner()
         try:
-            m.install(environment, registry=CollectorRegistry())
+            metrics_wiring.install(environment, registry=CollectorRegistry())
             assert "not served" in caplog.text
         finally:
-            m.uninstall(environment)
+            metrics_wiring.uninstall(environment)
             environment.runner.quit()
 
 

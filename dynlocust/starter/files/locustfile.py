@@ -20,7 +20,7 @@ from locust import between, events, task
 
 from dynlocust import DynamoDBUser
 from dynlocust.mapper import entity
-from dynlocust.mapper.users import MapperUser
+from dynlocust.mapper_users import MapperUser
 
 LOCAL_ENDPOINT = "http://127.0.0.1:8000"
 """Where `dynlocust local --port 8000` listens; `--host` overrides it."""

@@ -12,7 +12,7 @@ import gevent
 import pytest
 
 from dynlocust.client import RequestFailed
-from dynlocust.mapper.users import REQUEST_TYPE, MapperUser
+from dynlocust.mapper_users import REQUEST_TYPE, MapperUser
 from tests.integration.mapper.conftest import Order
 
 

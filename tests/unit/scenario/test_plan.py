@@ -1,4 +1,4 @@
-"""Plan: windows laid end to end from T0, exact per-worker shares, window lookup."""
+"""Plan: windows laid end to end from T0, the pacer's rounding, window lookup."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import itertools
 
 import pytest
 
-from dynlocust.scenario import build_plan, load_scenario_text, split_requests
+from dynlocust.pacing import split_segment
+from dynlocust.scenario import build_plan, load_scenario_text
 from tests.unit.scenario._base import BASE, variant
 
 T0 = 1_800_000_000.0
@@ -28,29 +29,13 @@ def test_windows_are_contiguous_and_absolute(plan) -> None:
     assert plan.total_requests == 15 * (100 + 200 + 300 + 400) + 30 * 500
 
 
-@pytest.mark.parametrize("workers", [1, 2, 3, 7, 64])
-def test_shares_sum_exactly_to_each_window(plan, workers: int) -> None:
-    shares = [plan.share(i, workers) for i in range(workers)]
-    for k, window in enumerate(plan.windows):
-        parts = [s[k] for s in shares]
-        assert sum(p.requests for p in parts) == window.requests
-        assert sum(p.rate for p in parts) == pytest.approx(window.rate, rel=1e-12)
-        assert max(p.requests for p in parts) - min(p.requests for p in parts) <= 1
-        assert all(p.start == window.start and p.duration == window.duration for p in parts)
-
-
-def test_remainders_rotate_across_windows() -> None:
-    # 10 requests over 3 workers: one extra request, handed to a different worker each window.
-    extra = [[split_requests(10, w, i, 3) for i in range(3)] for w in range(3)]
-    assert extra == [[4, 3, 3], [3, 4, 3], [3, 3, 4]]
-    with pytest.raises(ValueError):
-        split_requests(10, 0, 3, 3)
-
-
 def test_fractional_rates_round_per_window() -> None:
     plan = build_plan(load_scenario_text(variant("{rate: 500, window: 30s}", "{rate: 0.5, window: 3s}"), "x"), t0=0)
-    assert plan.windows[-1].requests == 2  # round(1.5) -> banker's rounding, documented as round()
-    assert sum(s[-1].requests for s in (plan.share(i, 4) for i in range(4))) == 2
+    assert plan.windows[-1].requests == 2  # 1.5 rounds half up, as the pacer does
+    half = build_plan(load_scenario_text(variant("{rate: 500, window: 30s}", "{rate: 2.5, window: 1s}"), "x"), t0=0)
+    assert half.windows[-1].requests == 3  # round() would say 2 (half to even): the pacer sends 3
+    segments = split_segment(4, 0.0, 1.0, 2.5, [1.0] * 4)
+    assert sum(segment.count for segment in segments) == half.windows[-1].requests
 
 
 @pytest.mark.parametrize(

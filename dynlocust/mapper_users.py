@@ -1,5 +1,7 @@
 """`MapperUser`: time any mapper's operations as Locust requests, with dynlocust's deadlines and outcomes.
 
+It lives beside the other users, not in `dynlocust.mapper`, so the mapper's core imports without Locust.
+
 Why a proxy rather than per-mapper instrumentation: a mapper operation may make several calls (a query then a
 transaction, N shard queries) and what a team wants to know is what the *operation* costs under load. So one
 request event is fired per operation, named `<model>.<operation>`, around the whole call, with a total deadline and
@@ -18,12 +20,14 @@ from typing import Any, ClassVar
 import locust  # noqa: F401 - first: it monkey-patches for gevent before botocore is imported
 from locust import User
 
-from dynlocust import plugin
-from dynlocust.client import measured_call
+import dynlocust.plugin  # noqa: F401 - dynlocust's options on Locust's parser, validated at init
+from dynlocust import runstate
+from dynlocust.client import Target, measured_call
 from dynlocust.errors import ConfigurationError
 from dynlocust.mapper.model import model_of
 from dynlocust.mapper.repository import Repository
 from dynlocust.outcomes import UNPROCESSED, Outcome, classify
+from dynlocust.record import NO_TABLE
 from dynlocust.transport.boto3 import LOCAL_CREDENTIALS, MIN_POOL, is_local_endpoint, retry_free_config
 from dynlocust.users import pool_size, shared_boto3_client, shared_client
 
@@ -72,16 +76,16 @@ class OperationTimer:
                 result = list(result)  # lazy results are fetched inside the measured call
             return result
 
-        result, error, outcome = measured_call(
+        result, error, record = measured_call(
             self.request_event,
-            name,
+            Target(operation, model or NO_TABLE, model or NO_TABLE),
             call,
             deadline=self.deadline,
-            context={"operation": operation, "table": model or "-", "index": None},
             outcome_of=_outcome_of,
             request_type=REQUEST_TYPE,
+            name=name,
         )
-        self.last_outcome = outcome
+        self.last_outcome = record.outcome
         if error is not None:
             if self.raise_errors:
                 raise error
@@ -148,7 +152,7 @@ class MapperUser(User):
 
     def __init__(self, environment: Any) -> None:
         super().__init__(environment)
-        settings = plugin.settings_for(environment)
+        settings = runstate.settings_for(environment)
         self._settings = settings
         self._adapters: dict[tuple[Any, ...], Instrumented] = {}
         self.raw_client = shared_boto3_client(environment, self.host or None, settings)
