@@ -164,6 +164,7 @@ class ScenarioRun:
             latency_from_intended=done_at - ticket.intended,
             read_units=read_units,
             write_units=write_units,
+            operation=builder.label,
         )
         self._check_ceilings()
         return outcome
