@@ -142,6 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--host", default="", help="DynamoDB endpoint URL (default: the scenario's target)")
     run.add_argument("--baseline", metavar="RESULTS", help="then diff against these results (see dynlocust diff)")
     run.add_argument("--fail-on", default=None, help="with --baseline: the gate (see dynlocust diff --help)")
+    run.add_argument("--run-noise", default=None, help="with --baseline: see dynlocust diff --help")
     run.add_argument("--diff-format", dest="format", choices=("console", "markdown"), default="console")
     run.add_argument("--diff-markdown", dest="markdown", metavar="FILE", help="with --baseline: the diff as Markdown")
     run.add_argument("--diff-html", dest="html", metavar="FILE", help="with --baseline: the diff as HTML")

@@ -77,6 +77,7 @@ class Tally:
         "latency",
         "latency_from_intended",
         "offered",
+        "operations",
         "read_units",
         "throttled_by",
         "timeouts_by",
@@ -96,6 +97,9 @@ class Tally:
         self.first_throttle_at: float | None = None  # absolute epoch seconds
         self.read_units = 0.0
         self.write_units = 0.0
+        self.operations: dict[str, Tally] = {}
+        """The same counters per operation label (``put items``), so a diff can compare operation by operation;
+        a sub-tally's ``offered`` stays 0 (the pacer offers sends, the mix picks their operation later)."""
 
     @property
     def sent(self) -> int:
@@ -128,6 +132,12 @@ class Tally:
             self.first_throttle_at = other.first_throttle_at
         self.read_units += other.read_units
         self.write_units += other.write_units
+        for label, sub in other.operations.items():
+            self.operations.setdefault(label, Tally()).merge(sub)
+
+    def operation(self, label: str) -> Tally:
+        """This tally's counters of one operation (an empty tally when it saw none)."""
+        return self.operations.get(label) or Tally()
 
     def summary(self, seconds: float, window_start: float) -> dict[str, Any]:
         """Derived figures over ``seconds`` of time; ``first_throttle_s`` counts from ``window_start``."""
@@ -163,6 +173,7 @@ class Tally:
             "first_throttle_at": self.first_throttle_at,
             "read_units": self.read_units,
             "write_units": self.write_units,
+            **({"operations": {k: v.to_dict() for k, v in sorted(self.operations.items())}} if self.operations else {}),
         }
 
     @classmethod
@@ -179,7 +190,41 @@ class Tally:
         tally.first_throttle_at = None if fta is None else float(fta)
         tally.read_units = float(d["read_units"])
         tally.write_units = float(d["write_units"])
+        tally.operations = {str(k): cls.from_dict(v) for k, v in d.get("operations", {}).items()}
         return tally
+
+
+def _count(
+    tally: Tally,
+    at: float,
+    kind: str,
+    code: str | None,
+    reasons: Sequence[str],
+    unprocessed: int,
+    latency: float,
+    latency_from_intended: float,
+    read_units: float,
+    write_units: float,
+) -> None:
+    tally.by_kind[kind] = tally.by_kind.get(kind, 0) + 1
+    if kind == THROTTLED:
+        for reason in reasons or ("",):
+            key = f"{code or ''}|{reason}"
+            tally.throttled_by[key] = tally.throttled_by.get(key, 0) + 1
+    elif kind == TIMEOUT:
+        key = code or ""
+        tally.timeouts_by[key] = tally.timeouts_by.get(key, 0) + 1
+    elif kind in ERROR_KINDS:
+        key = f"{kind}:{code or ''}"
+        tally.errors_by[key] = tally.errors_by.get(key, 0) + 1
+    if unprocessed:
+        tally.unprocessed_items += unprocessed
+    if (kind == THROTTLED or unprocessed > 0) and (tally.first_throttle_at is None or at < tally.first_throttle_at):
+        tally.first_throttle_at = at
+    tally.latency.record(latency)
+    tally.latency_from_intended.record(latency_from_intended)
+    tally.read_units += read_units
+    tally.write_units += write_units
 
 
 class WindowStats:
@@ -261,6 +306,7 @@ class WindowStats:
             latency_from_intended=record.latency_from_intended,
             read_units=record.read_units,
             write_units=record.write_units,
+            operation=record.label,
         )
 
     def record(
@@ -275,30 +321,18 @@ class WindowStats:
         latency_from_intended: float,
         read_units: float = 0.0,
         write_units: float = 0.0,
+        operation: str | None = None,
     ) -> None:
-        """Count one answered (or failed) request; latencies in seconds, ``at`` its intended send time."""
+        """Count one answered (or failed) request; latencies in seconds, ``at`` its intended send time.
+
+        ``operation`` (the scenario operation's label) also counts it in that operation's sub-tally of the bin.
+        """
         if kind not in _KIND_SET:
             raise WindowError(f"window {self.index}: expected kind in {KINDS}, found {kind!r}")
         tally = self.bins[self.bin_of(at)]
-        tally.by_kind[kind] = tally.by_kind.get(kind, 0) + 1
-        if kind == THROTTLED:
-            for reason in reasons or ("",):
-                key = f"{code or ''}|{reason}"
-                tally.throttled_by[key] = tally.throttled_by.get(key, 0) + 1
-        elif kind == TIMEOUT:
-            key = code or ""
-            tally.timeouts_by[key] = tally.timeouts_by.get(key, 0) + 1
-        elif kind in ERROR_KINDS:
-            key = f"{kind}:{code or ''}"
-            tally.errors_by[key] = tally.errors_by.get(key, 0) + 1
-        if unprocessed:
-            tally.unprocessed_items += unprocessed
-        if (kind == THROTTLED or unprocessed > 0) and (tally.first_throttle_at is None or at < tally.first_throttle_at):
-            tally.first_throttle_at = at
-        tally.latency.record(latency)
-        tally.latency_from_intended.record(latency_from_intended)
-        tally.read_units += read_units
-        tally.write_units += write_units
+        counted = (tally,) if operation is None else (tally, tally.operations.setdefault(operation, Tally()))
+        for t in counted:
+            _count(t, at, kind, code, reasons, unprocessed, latency, latency_from_intended, read_units, write_units)
 
     def apply_pacing(self, counts: PacingCounts) -> None:
         """Take this worker's pacer counters for the window (call once, when the window is over).

@@ -8,6 +8,7 @@ its bound).
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
@@ -20,6 +21,7 @@ from dynlocust.diff.load import MapperSide, RunSide, Side, load_side
 from dynlocust.diff.mapper import mapper_rendered
 from dynlocust.diff.render import Rendered, console, html, mapper_charts, markdown, run_charts
 from dynlocust.diff.runs import diff_runs
+from dynlocust.diff.stats import RUN_NOISE
 from dynlocust.report.build import RESULTS_NAME
 
 
@@ -29,10 +31,23 @@ def _describe(side: RunSide) -> str:
     return f"{side.source} (run {r.run_id}, scenario {r.scenario}, {started})"
 
 
-def run_rendered(base: RunSide, new: RunSide, fail_on: str | None) -> Rendered:
+def parse_run_noise(text: str | None) -> float:
+    """``--run-noise``: a percentage (``5%`` or ``5``) between 0 and 100; the default when not given."""
+    if text is None:
+        return RUN_NOISE
+    try:
+        value = float(text.strip().removesuffix("%")) / 100
+    except ValueError:
+        value = math.nan
+    if not 0 <= value <= 1:
+        raise DiffError(f"--run-noise: expected a percentage from 0 to 100 (e.g. 5%), found {text!r}")
+    return value
+
+
+def run_rendered(base: RunSide, new: RunSide, fail_on: str | None, run_noise: str | None = None) -> Rendered:
     gate_text = fail_on or DEFAULT_RUN_GATE
     bounds = parse_fail_on(gate_text, "run")
-    result = diff_runs(base, new)
+    result = diff_runs(base, new, parse_run_noise(run_noise))
     left_out = [f"{w} (baseline only)" for w in result.matched.only_base]
     left_out += [f"{w} (new only)" for w in result.matched.only_new]
     return Rendered(
@@ -46,10 +61,12 @@ def run_rendered(base: RunSide, new: RunSide, fail_on: str | None) -> Rendered:
     )
 
 
-def rendered_diff(base: Side, new: Side, fail_on: str | None) -> tuple[Rendered, list[str]]:
+def rendered_diff(
+    base: Side, new: Side, fail_on: str | None, run_noise: str | None = None
+) -> tuple[Rendered, list[str]]:
     """The comparison of two loaded sides and its charts; sides of different kinds are refused."""
     if isinstance(base, RunSide) and isinstance(new, RunSide):
-        return run_rendered(base, new, fail_on), run_charts(base.report, new.report)
+        return run_rendered(base, new, fail_on, run_noise), run_charts(base.report, new.report)
     if isinstance(base, MapperSide) and isinstance(new, MapperSide):
         rendered = mapper_rendered(base, new, fail_on or DEFAULT_MAPPER_GATE)
         return rendered, mapper_charts(rendered.cells)
@@ -68,7 +85,7 @@ def _write(path: str, text: str) -> None:
 
 def report(base: Side, new: Side, args: argparse.Namespace) -> int:
     """Print (and write) the comparison; the gate's exit code."""
-    rendered, charts = rendered_diff(base, new, args.fail_on)
+    rendered, charts = rendered_diff(base, new, args.fail_on, args.run_noise)
     if args.markdown:
         _write(args.markdown, markdown(rendered))
     if args.html:
@@ -86,6 +103,14 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
         default=None,
         help=f"comma-separated bounds; exit 3 when a significant change passes one (default for runs "
         f"{DEFAULT_RUN_GATE!r}, for compare files {DEFAULT_MAPPER_GATE!r}; 'none' for no gate)".replace("%", "%%"),
+    )
+    parser.add_argument(
+        "--run-noise",
+        metavar="PERCENT",
+        default=None,
+        help=f"run diffs: the spread of a latency percentile between two runs of an unchanged build (standard "
+        f"deviation, default {RUN_NOISE:.0%}); a change must stand out of it to be significant. "
+        f"tests/benchmarks/bench_diff.py measures it for a machine".replace("%", "%%"),
     )
     parser.add_argument(
         "--format", choices=("console", "markdown"), default="console", help="what to print (default console)"
@@ -141,6 +166,7 @@ def prepare_run(args: argparse.Namespace, passthrough: list[str]) -> tuple[RunSi
     so the new results are found afterwards. Returns the baseline, Locust's arguments and the results path."""
     if args.fail_on is not None:
         parse_fail_on(args.fail_on, "run")
+    parse_run_noise(args.run_noise)
     base = load_side(args.baseline, "baseline")
     if not isinstance(base, RunSide):
         raise DiffError(f"run --baseline {args.baseline}: expected run results, found a compare file")

@@ -1,13 +1,16 @@
-"""Two runs compared window by window: every metric of every matched window, each with its test.
+"""Two runs compared window by window and operation by operation, each figure with its test.
 
 Requests are tested per window (binomial shares for counts, the quantile test for latency, per-bin dispersion
 included; see `stats`); units and cost per accepted request by Welch's t-test over the bins; the verdict is an
 exact figure; the first throttle is one observation per run, so it is shown and never called significant.
-Holm's correction runs over all tested cells, so the table holds at 5% as a whole.
+Each operation of the mix gets its own rows under its window (``ramp 200/s · get items``), from the per-operation
+tallies the results hold: accepted, throttle and error ratios of what it sent, its latency and its units. Holm's
+correction runs over all tested cells, so the table holds at 5% as a whole.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -15,8 +18,9 @@ from dynlocust.cost import US_EAST_1, dollars
 from dynlocust.diff.cells import METRICS, Cell
 from dynlocust.diff.load import RunSide
 from dynlocust.diff.match import Matched, Pair, match_windows
-from dynlocust.diff.stats import Share, holm, log_ratio_test, proportion_test, quantile_test
-from dynlocust.windows import Tally, WindowStats
+from dynlocust.diff.stats import RUN_NOISE, Z_95, Share, holm, log_ratio_test, proportion_test, quantile_test
+from dynlocust.histogram import Histogram
+from dynlocust.windows import Tally
 
 VERDICT_RANK = {"ok": 0, "throttled": 1, "errors": 2}
 """How bad a comparable verdict is; an unknown one ranks worst."""
@@ -32,9 +36,30 @@ class RunDiff:
     cells: list[Cell]
 
 
-def _share(stats: WindowStats, hits: Callable[[Tally], int], total: Callable[[Tally], int]) -> Share:
-    bins = tuple((hits(b), total(b)) for b in stats.bins)
-    return Share(sum(h for h, _ in bins), sum(n for _, n in bins), bins)
+@dataclass(frozen=True)
+class Rows:
+    """What one row of cells compares: a window's bins on each side (or one operation's part of them)."""
+
+    label: str
+    base: list[Tally]
+    new: list[Tally]
+    base_seconds: float
+    new_seconds: float
+
+    def totals(self) -> tuple[Tally, Tally]:
+        return _merged(self.base), _merged(self.new)
+
+
+def _merged(bins: list[Tally]) -> Tally:
+    total = Tally()
+    for b in bins:
+        total.merge(b)
+    return total
+
+
+def _share(bins: list[Tally], hits: Callable[[Tally], int], total: Callable[[Tally], int]) -> Share:
+    counts = tuple((hits(b), total(b)) for b in bins)
+    return Share(sum(h for h, _ in counts), sum(n for _, n in counts), counts)
 
 
 def _throttle_signals(t: Tally) -> int:
@@ -53,7 +78,7 @@ def _relative(base: float | None, new: float | None) -> float | None:
     return new / base - 1
 
 
-def _count_cell(pair: Pair, name: str, base: Share, new: Share, b: float | None, n: float | None) -> Cell:
+def _count_cell(row: str, name: str, base: Share, new: Share, b: float | None, n: float | None) -> Cell:
     metric = METRICS[name]
     change = _relative(b, n) if metric.relative else (None if b is None or n is None else n - b)
     if change is None:
@@ -61,7 +86,7 @@ def _count_cell(pair: Pair, name: str, base: Share, new: Share, b: float | None,
     else:
         worse = change != 0 and (change > 0) == metric.higher_is_worse
     return Cell(
-        pair.label,
+        row,
         metric,
         b,
         n,
@@ -84,34 +109,40 @@ def _first_throttle(pair: Pair) -> Cell:
     return Cell(pair.label, METRICS["first_throttle"], b, n, change, worse, "none", detail="one observation per run")
 
 
-def _quantile(pair: Pair, name: str, sb: WindowStats, sn: WindowStats) -> Cell:
-    b, n = pair.base.summary["latency"][name], pair.new.summary["latency"][name]
+def _latency(bins: list[Tally]) -> list[Histogram]:
+    return [b.latency for b in bins]
+
+
+def _quantile(rows: Rows, name: str, run_noise: float) -> Cell:
+    b, n = (_merged(side).latency.percentile(QUANTILES[name]) for side in (rows.base, rows.new))
     change = _relative(b, n)
-    p = quantile_test(QUANTILES[name], [x.latency for x in sb.bins], [x.latency for x in sn.bins])
+    test = quantile_test(QUANTILES[name], _latency(rows.base), _latency(rows.new), run_noise)
+    base_n, new_n = (sum(t.latency.count for t in side) for side in (rows.base, rows.new))
+    detail = f"n {base_n:,} vs {new_n:,}"
+    if test is not None:
+        detail += f", +-{(math.exp(Z_95 * test.log_se) - 1) * 100:.0f}% at 95%"
     return Cell(
-        pair.label,
+        rows.label,
         METRICS[name],
         b,
         n,
         change,
         bool(change and change > 0),
         "quantile",
-        p,
-        detail=f"n {sb.total().latency.count:,} vs {sn.total().latency.count:,}",
+        None if test is None else test.p_value,
+        detail=detail,
     )
 
 
-def _per_bin_test(pair: Pair, name: str, value: Callable[[Tally], float | None]) -> Cell:
+def _per_bin_test(rows: Rows, name: str, value: Callable[[Tally], float | None]) -> Cell:
     """A per-request figure (units, cost) of the whole window, tested with the bins as replicates: a random
     operation mix makes it vary a little from bin to bin; a fixed workload makes it exact (a zero spread)."""
-    sb, sn = pair.base.stats, pair.new.stats
-    assert sb is not None and sn is not None
-    b, n = value(sb.total()), value(sn.total())
+    b, n = (value(t) for t in rows.totals())
     change = _relative(b, n)
     worse = bool(change and change > 0) or (change is None and b is not None and n is not None and n > b)
-    per_bin = [[v for v in map(value, s.bins) if v] for s in (sb, sn)]
+    per_bin = [[v for v in map(value, side) if v] for side in (rows.base, rows.new)]
     p = log_ratio_test(*per_bin).p_value if all(per_bin) else None
-    return Cell(pair.label, METRICS[name], b, n, change, worse, "welch-t", p)
+    return Cell(rows.label, METRICS[name], b, n, change, worse, "welch-t", p)
 
 
 def _units(t: Tally) -> float | None:
@@ -142,24 +173,45 @@ def _accepted(t: Tally) -> int:
     return t.accepted
 
 
-def pair_cells(pair: Pair) -> list[Cell]:
-    """Every metric of one matched window (before Holm's correction)."""
+def _rate(t: Tally, seconds: float) -> float | None:
+    return t.accepted / seconds if seconds > 0 else None
+
+
+def row_cells(rows: Rows, run_noise: float) -> list[Cell]:
+    """The figures every row has, a window's or one operation's: shares of what was sent, latency, units."""
+    accepted = _share(rows.base, _accepted, _offered), _share(rows.new, _accepted, _offered)
+    throttled = _share(rows.base, _throttle_signals, _sent), _share(rows.new, _throttle_signals, _sent)
+    errors = _share(rows.base, _errors, _sent), _share(rows.new, _errors, _sent)
+    tb, tn = rows.totals()
+    return [
+        _count_cell(rows.label, "accepted", *accepted, _rate(tb, rows.base_seconds), _rate(tn, rows.new_seconds)),
+        _count_cell(rows.label, "throttle_ratio", *throttled, throttled[0].ratio, throttled[1].ratio),
+        _count_cell(rows.label, "error_ratio", *errors, errors[0].ratio, errors[1].ratio),
+        *(_quantile(rows, name, run_noise) for name in QUANTILES),
+        _per_bin_test(rows, "units", _units),
+    ]
+
+
+def pair_cells(pair: Pair, run_noise: float = RUN_NOISE) -> list[Cell]:
+    """Every metric of one matched window, then each operation's rows (before Holm's correction)."""
     sb, sn = pair.base.stats, pair.new.stats
     assert sb is not None and sn is not None
-    accepted = _share(sb, _accepted, _offered), _share(sn, _accepted, _offered)
-    throttled = _share(sb, _throttle_signals, _sent), _share(sn, _throttle_signals, _sent)
-    errors = _share(sb, _errors, _sent), _share(sn, _errors, _sent)
-    rates = pair.base.summary["accepted_per_s"], pair.new.summary["accepted_per_s"]
-    return [
-        _count_cell(pair, "accepted", *accepted, *rates),
-        _count_cell(pair, "throttle_ratio", *throttled, throttled[0].ratio, throttled[1].ratio),
-        _count_cell(pair, "error_ratio", *errors, errors[0].ratio, errors[1].ratio),
-        _first_throttle(pair),
-        *(_quantile(pair, name, sb, sn) for name in QUANTILES),
-        _per_bin_test(pair, "units", _units),
-        _per_bin_test(pair, "cost", _cost),
-        _verdict(pair),
-    ]
+    window = Rows(pair.label, sb.bins, sn.bins, sb.duration, sn.duration)
+    cells = row_cells(window, run_noise)
+    cells[3:3] = [_first_throttle(pair)]
+    cells += [_per_bin_test(window, "cost", _cost), _verdict(pair)]
+    labels = sorted({label for side in (sb, sn) for b in side.bins for label in b.operations})
+    if len(labels) > 1:  # one operation's rows would repeat its window's
+        for label in labels:
+            part = Rows(
+                f"{pair.label} · {label}",
+                [b.operation(label) for b in sb.bins],
+                [b.operation(label) for b in sn.bins],
+                sb.duration,
+                sn.duration,
+            )
+            cells += row_cells(part, run_noise)
+    return cells
 
 
 def apply_holm(cells: list[Cell]) -> None:
@@ -169,9 +221,9 @@ def apply_holm(cells: list[Cell]) -> None:
         cell.significant = significant
 
 
-def diff_runs(base: RunSide, new: RunSide) -> RunDiff:
-    """Match the windows (or refuse), then compare every metric of every matched window."""
+def diff_runs(base: RunSide, new: RunSide, run_noise: float = RUN_NOISE) -> RunDiff:
+    """Match the windows (or refuse), then compare every metric of every matched window and operation."""
     matched = match_windows(base, new)
-    cells = [c for pair in matched.pairs for c in pair_cells(pair)]
+    cells = [c for pair in matched.pairs for c in pair_cells(pair, run_noise)]
     apply_holm(cells)
     return RunDiff(base, new, matched, cells)

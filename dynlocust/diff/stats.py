@@ -1,18 +1,18 @@
 """The significance tests of a diff, in pure Python (no SciPy), each returning a two-sided p-value.
 
-- **Latency percentiles**: a quantile test on the binned counts (Mood's median test generalised to any quantile).
-  Pool both sides' histograms, take the pooled q-quantile's bucket ``v``, and compare the share of each side's
-  requests at or below ``v`` (a 2 x k table of binned counts: no raw values needed, so it works on the mergeable
-  histograms exactly as they are stored). If the new side is slower at that quantile, fewer of its requests fall
-  at or below ``v``.
+- **Latency percentiles**: the log ratio of the two sides' percentiles (read from the mergeable histograms exactly
+  as they are stored), against a variance with two parts: each side's sampling variance (order statistics, or the
+  bins' jackknife when they disagree more) and ``run_noise``, the spread between two runs of an unchanged build.
 - **Counts** (accepted of offered, throttled of sent): a two-proportion binomial z-test.
 - **Mapper ratios** (one value per run): Welch's t-test on the logarithm of the per-run ratios.
 
-Requests of one run are not independent (a stall slows many at once), so a test that treats them as independent
-calls run-to-run noise significant. Both request-level tests therefore inflate their variance by the
-over-dispersion measured between the bins of each window (the quasi-binomial factor: Pearson's chi-square of the
-per-bin shares over its degrees of freedom, at least 1). The caller then applies Holm's correction over every
-test of a diff, so "significant" holds at 5% for the whole table, not per cell.
+Requests of one run are not independent (a stall slows many at once), so both request-level tests widen their
+variance by what the bins of each window say: the count test by the over-dispersion between them (the
+quasi-binomial factor: Pearson's chi-square of the per-bin shares over its degrees of freedom, at least 1), the
+latency test by their jackknife. That still cannot see what differs
+between two runs as a whole (a process placed on a busier core, a warmer cache): only a second run can, which is
+why latency also carries ``run_noise``, measured apart. The caller then applies Holm's correction over every test
+of a diff, so "significant" holds at 5% for the whole table, not per cell.
 """
 
 from __future__ import annotations
@@ -21,10 +21,15 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from dynlocust.histogram import Histogram
+from dynlocust.histogram import Histogram, bucket_bounds
 
 ALPHA = 0.05
 """Family-wise significance level of a diff (after Holm's correction)."""
+RUN_NOISE = 0.05
+"""Default standard deviation of log(latency percentile) between two runs of an unchanged build (5%): see
+`quantile_test` and ``--run-noise``; `tests/benchmarks/bench_diff.py` measures it for a machine."""
+Z_95 = 1.959963984540054
+"""The standard normal's 97.5% point: a two-sided 95% interval is +- this many standard errors."""
 
 
 @dataclass(frozen=True)
@@ -79,35 +84,82 @@ def _at_or_below(buckets: Mapping[int, int], key: int) -> int:
     return sum(n for k, n in buckets.items() if k <= key)
 
 
-def quantile_test(q: float, base: Sequence[Histogram], new: Sequence[Histogram]) -> float | None:
-    """Two-sided p-value that both sides have the same q-quantile, from per-bin histograms of each side.
+@dataclass(frozen=True)
+class QuantileChange:
+    """new/base of one latency percentile, with the standard error of its logarithm and a two-sided p-value."""
 
-    The bucket boundary nearest the pooled quantile splits every bin into "at or below" and "above"; the shares
-    are compared by `proportion_test`, with the over-dispersion between bins.
-    """
-    pooled = Histogram()
-    for h in (*base, *new):
-        pooled.merge(h)
-    if pooled.count == 0 or not any(h.count for h in base) or not any(h.count for h in new):
-        return None
-    # split at the bucket boundary whose pooled share "at or below" is nearest q, never one that holds every
-    # request or none (a tail that fills the top bucket must still split the sides)
-    split = None
-    best = math.inf
+    ratio: float
+    log_se: float
+    p_value: float
+
+
+def _log_percentile(keys: Sequence[int], counts: Mapping[int, int], total: int, q: float) -> float:
+    """log of the nearest-rank q-quantile's bucket middle, over ``keys`` in order (as `Histogram.percentile`)."""
+    rank = max(1, math.ceil(q * total))
     seen = 0
-    all_buckets = pooled.buckets()
-    for key in sorted(all_buckets):
-        seen += all_buckets[key]
-        if seen < pooled.count and abs(seen / pooled.count - q) < best:
-            split, best = key, abs(seen / pooled.count - q)
-    if split is None:  # a single bucket: the sides cannot differ at this resolution
-        return 1.0
+    for key in keys:
+        seen += counts.get(key, 0)
+        if seen >= rank:
+            break
+    low, high = bucket_bounds(key)
+    return math.log((low + high) / 2)
 
-    def share(hists: Sequence[Histogram]) -> Share:
-        bins = tuple((_at_or_below(h.buckets(), split), h.count) for h in hists)
-        return Share(sum(b[0] for b in bins), sum(b[1] for b in bins), bins)
 
-    return proportion_test(share(base), share(new))
+def _log_quantile_variance(q: float, bins: Sequence[Histogram], merged: Histogram) -> float:
+    """Sampling variance of log(q-quantile) of one side: the larger of two estimates.
+
+    - From the order statistics (distribution-free): the ranks ``nq +- 1.96 sqrt(nq(1-q))`` bound the quantile at
+      95%; half that interval on the log scale over 1.96 is a standard error. Right for independent requests.
+    - The bins' delete-one jackknife: requests of a run are not independent (a stall slows many at once), and a
+      percentile that one bin's burst decides moves when that bin is left out.
+    """
+    n = merged.count
+    spread = Z_95 * math.sqrt(n * q * (1 - q))
+    low = merged.percentile(max(1.0, math.floor(n * q - spread)) / n)
+    high = merged.percentile(min(float(n), math.ceil(n * q + spread)) / n)
+    assert low is not None and high is not None
+    order = ((math.log(high) - math.log(low)) / (2 * Z_95)) ** 2
+    full = [h for h in bins if h.count]
+    if len(full) < 2:
+        return order
+    counts = merged.buckets()
+    keys = sorted(counts)
+    left_out = []
+    for h in full:
+        mine = h.buckets()
+        rest = {k: counts[k] - mine.get(k, 0) for k in keys}
+        left_out.append(_log_percentile(keys, rest, n - h.count, q))
+    mean = sum(left_out) / len(left_out)
+    jackknife = (len(left_out) - 1) / len(left_out) * sum((x - mean) ** 2 for x in left_out)
+    return max(order, jackknife)
+
+
+def quantile_test(
+    q: float, base: Sequence[Histogram], new: Sequence[Histogram], run_noise: float = 0.0
+) -> QuantileChange | None:
+    """Is the new side's q-quantile a factor away from the baseline's, beyond sampling and run-to-run noise?
+
+    ``base`` and ``new`` are each side's per-bin histograms. The log ratio of the two percentiles is tested against
+    its variance: each side's sampling variance (`_log_quantile_variance`) plus ``run_noise`` squared for each
+    run. ``run_noise`` is the standard deviation of log(percentile) between two runs of an unchanged build: two
+    processes differ by more than their requests' sampling (placement, caches, a busier second), and only a
+    figure measured apart (`tests/benchmarks/bench_diff.py`) can say by how much. None when a side has no data or
+    a zero percentile (a clock that did not move).
+    """
+    sides = []
+    for bins in (base, new):
+        merged = Histogram()
+        for h in bins:
+            merged.merge(h)
+        value = merged.percentile(q)
+        if value is None or value <= 0 or merged.min <= 0:
+            return None
+        sides.append((math.log(value), _log_quantile_variance(q, bins, merged)))
+    (lb, vb), (ln, vn) = sides
+    variance = vb + vn + 2 * run_noise * run_noise
+    diff = ln - lb
+    z = diff / math.sqrt(variance) if variance else (0.0 if diff == 0 else math.inf)
+    return QuantileChange(math.exp(diff), math.sqrt(variance), two_sided_normal(z))
 
 
 # -- Student's t, for per-run values ----------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ Run: ``python tests/benchmarks/bench_diff.py [--repeats 20] [--scenario FILE]``.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import subprocess
 import sys
@@ -23,7 +24,8 @@ sys.path.insert(0, str(ROOT))
 
 from dynlocust.diff.errors import DiffError  # noqa: E402
 from dynlocust.diff.load import RunSide, load_side  # noqa: E402
-from dynlocust.diff.runs import diff_runs  # noqa: E402
+from dynlocust.diff.runs import QUANTILES, diff_runs  # noqa: E402
+from dynlocust.diff.stats import RUN_NOISE  # noqa: E402
 
 SCENARIO = """\
 name: diff-noise
@@ -62,6 +64,7 @@ def main() -> int:
     )
     args = parser.parse_args()
     quiet = significant = refused = 0
+    log_ratios: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="bench-diff-") as tmp:
         scenario = args.scenario or Path(tmp) / "scenario.yaml"
         if args.scenario is None:
@@ -78,7 +81,11 @@ def main() -> int:
                         throttled = w.summary["throttled"] or w.summary["unprocessed_requests"]
                         if w.verdict == "client-bound":  # what `windows.verdict` says next, minus errors
                             w.verdict = "throttled" if throttled else "ok"
-                cells = [c for c in diff_runs(base, new).cells if c.significant]
+                every = diff_runs(base, new).cells
+                cells = [c for c in every if c.significant]
+                for c in every:
+                    if c.metric.name in QUANTILES and isinstance(c.base, float) and isinstance(c.new, float):
+                        log_ratios.setdefault(c.metric.name, []).append(math.log(c.new / c.base))
             except DiffError as exc:
                 refused += 1
                 print(f"repeat {repeat + 1}: refused (run exit codes {codes}): {exc}", flush=True)
@@ -97,6 +104,15 @@ def main() -> int:
             + (f" ({quiet / compared:.0%}; target >= 95% on an idle machine)" if compared else "")
         )
         print(f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        # two runs of one build differ in log(percentile) by the difference of two draws: sigma^2 = E[L^2] / 2
+        # (this includes sampling, so it over-states the run-to-run part a little: a safe side to err on)
+        noise = {q: math.sqrt(sum(x * x for x in v) / len(v) / 2) for q, v in log_ratios.items() if v}
+        if noise:
+            print(
+                "run-to-run noise of latency percentiles (sd of log, over every compared window and operation): "
+                + ", ".join(f"{q} {s:.1%}" for q, s in noise.items())
+                + f"; dynlocust diff assumes --run-noise {RUN_NOISE:.0%}"
+            )
         if args.ignore_client_bound:
             print("client-bound windows were compared anyway (--ignore-client-bound): dynlocust diff refuses them")
     return 0

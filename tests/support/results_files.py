@@ -32,6 +32,10 @@ class Window:
     seed: int = 0
     units: float = 1.0
     """Write units each accepted request consumed."""
+    operations: tuple[str, ...] = ()
+    """Operation labels the requests take in turn (none: the records name no operation, as older results)."""
+    slower: dict[str, float] | None = None
+    """Latency factor per operation label (an operation made slower on purpose)."""
 
 
 def write_results(
@@ -53,9 +57,10 @@ def write_results(
             for i in range(n):
                 at = start + i / w.rate
                 kind = "throttled" if i in throttled else "ok"
-                lat = w.latency * rng.lognormvariate(0, 0.3)
+                op = w.operations[i % len(w.operations)] if w.operations else None
+                lat = w.latency * rng.lognormvariate(0, 0.3) * (w.slower or {}).get(op or "", 1.0)
                 units = w.units if kind == "ok" else 0.0
-                stats.record(at=at, kind=kind, latency=lat, latency_from_intended=lat, write_units=units)
+                stats.record(at=at, kind=kind, latency=lat, latency_from_intended=lat, write_units=units, operation=op)
             record = stats.to_dict()
             record.update(phase=w.phase, verdict=w.verdict, workers={"0": {}}, missing_workers=[])
             if w.also:

@@ -214,3 +214,22 @@ def test_bin_summaries() -> None:
     assert [b["offered"] for b in bins] == [400, 400, 200]
     assert bins[1]["throttled"] == 2 and bins[1]["first_throttle_s"] == pytest.approx(11.0)
     assert bins[2]["accepted_per_s"] == 0.0 and bins[0]["accepted_per_s"] == pytest.approx(0.1)
+
+
+def test_each_operation_is_counted_apart_and_survives_a_merge_and_a_round_trip() -> None:
+    a, b = (WindowStats(0, 100.0, 2.0, target_rate=2.0, bin_seconds=1.0) for _ in range(2))
+    rec(a, 100.1, write_units=1.0, operation="put t")
+    rec(a, 100.2, "throttled", code="ThrottlingException", operation="put t")
+    rec(b, 101.5, read_units=0.5, operation="get t")
+    rec(b, 101.6)  # no operation: the window only
+    a.merge(b)
+    total = a.total()
+    assert total.sent == 4
+    assert sorted(total.operations) == ["get t", "put t"]
+    put, get = total.operation("put t"), total.operation("get t")
+    assert (put.sent, put.accepted, put.throttled, put.write_units, put.offered) == (2, 1, 1, 1.0, 0)
+    assert (get.sent, get.read_units, get.latency.count) == (1, 0.5, 1)
+    assert total.operation("scan t").sent == 0
+    again = WindowStats.from_dict(json.loads(json.dumps(a.to_dict())))
+    assert again.total().operation("put t").throttled_by == put.throttled_by
+    assert again.bins[1].operations["get t"].latency == get.latency

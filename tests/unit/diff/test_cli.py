@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from dynlocust.cli import build_parser as dynlocust_parser
-from dynlocust.diff.cli import build_parser
+from dynlocust.diff.cli import build_parser, parse_run_noise
+from dynlocust.diff.errors import DiffError
 from dynlocust.diff.gate import DEFAULT_MAPPER_GATE, DEFAULT_RUN_GATE
+from dynlocust.diff.stats import RUN_NOISE
 from dynlocust.mapper.compare import build_parser as compare_parser
 
 
@@ -26,3 +28,20 @@ def test_help_shows_the_default_gates() -> None:
 def test_run_takes_baseline_options_and_passes_the_rest_to_locust(argv: list[str], expected: tuple) -> None:
     args, passthrough = dynlocust_parser().parse_known_args(argv)
     assert (args.baseline, args.fail_on, passthrough) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [(None, RUN_NOISE), ("5%", 0.05), ("2.5", 0.025), ("0", 0.0)])
+def test_run_noise_is_a_percentage(text: str | None, expected: float) -> None:
+    assert parse_run_noise(text) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("text", ["abc", "-1%", "150", "nan"])
+def test_a_bad_run_noise_is_refused_in_one_line(text: str) -> None:
+    with pytest.raises(DiffError, match=r"^--run-noise: expected a percentage from 0 to 100 \(e\.g\. 5%\), found"):
+        parse_run_noise(text)
+
+
+def test_run_passes_run_noise_on_to_its_diff() -> None:
+    args, passthrough = dynlocust_parser().parse_known_args(["run", "s.yaml", "--baseline", "b", "--run-noise", "8%"])
+    assert (args.run_noise, passthrough) == ("8%", [])
+    assert build_parser().parse_args(["a", "b", "--run-noise", "8%"]).run_noise == "8%"

@@ -114,3 +114,30 @@ def test_a_run_without_its_end_is_refused_as_partial(tmp_path: Path) -> None:
     path = write_results(tmp_path / "a" / "results.jsonl", RAMP, end=False)
     with pytest.raises(DiffError, match=r"expected a complete run, found a partial one .*no end record"):
         load_side(path, "baseline")
+
+
+def test_each_operation_gets_its_rows_and_only_the_slower_one_is_flagged(tmp_path: Path) -> None:
+    ops = ("get t", "put t")
+    base = _side(tmp_path, "a", [Window("ramp", 400, operations=ops, seed=1)])
+    new = _side(tmp_path, "b", [Window("ramp", 400, operations=ops, slower={"get t": 2.0}, seed=2)])
+    cells = diff_runs(base, new).cells
+    assert {c.row for c in cells} == {"ramp 400/s", "ramp 400/s · get t", "ramp 400/s · put t"}
+    get, put = _cell(cells, "ramp 400/s · get t", "p50"), _cell(cells, "ramp 400/s · put t", "p50")
+    assert get.significant and get.worse and get.change == pytest.approx(1.0, abs=0.15)
+    assert not put.significant and abs(put.change or 0) < 0.1
+    assert _cell(cells, "ramp 400/s · get t", "accepted").base == pytest.approx(200)  # half the requests, per s
+
+
+def test_one_operation_has_no_rows_of_its_own(tmp_path: Path) -> None:
+    base = _side(tmp_path, "a", [Window("ramp", 100, operations=("put t",), seed=1)])
+    new = _side(tmp_path, "b", [Window("ramp", 100, operations=("put t",), seed=2)])
+    assert {c.row for c in diff_runs(base, new).cells} == {"ramp 100/s"}
+
+
+def test_a_shift_inside_the_run_noise_is_not_significant_unless_the_noise_is_said_to_be_smaller(
+    tmp_path: Path,
+) -> None:
+    base = _side(tmp_path, "a", [Window("ramp", 400, seconds=10, seed=1)])
+    new = _side(tmp_path, "b", [Window("ramp", 400, seconds=10, latency=0.0022, seed=2)])  # +10%
+    assert not _cell(diff_runs(base, new).cells, "ramp 400/s", "p50").significant
+    assert _cell(diff_runs(base, new, run_noise=0.0).cells, "ramp 400/s", "p50").significant

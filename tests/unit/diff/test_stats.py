@@ -52,18 +52,43 @@ def _shuffled(values: list[float]) -> list[float]:
         (0.5, _lognormal(11, 30, 0.002), _lognormal(12, 30, 0.0022), False),  # +10% on 30 requests: too few
     ],
 )
-def test_quantile_test(q: float, base: list[float], new: list[float], significant: bool) -> None:
-    p = quantile_test(q, _bins(base, 400), _bins(new, 400))
-    assert p is not None
-    assert (p < 0.01) is significant, p
+def test_quantile_test_sampling_only(q: float, base: list[float], new: list[float], significant: bool) -> None:
+    test = quantile_test(q, _bins(base, 400), _bins(new, 400), run_noise=0.0)
+    assert test is not None
+    assert (test.p_value < 0.01) is significant, test
+
+
+@pytest.mark.parametrize(
+    ("median", "significant"),
+    [
+        (0.0020, False),  # unchanged
+        (0.0022, False),  # +10%: within what two runs of one build differ by (5% each)
+        (0.0026, True),  # +30%
+        (0.0040, True),  # +2 ms
+    ],
+)
+def test_run_noise_keeps_a_shift_inside_it_from_being_called_significant(median: float, significant: bool) -> None:
+    test = quantile_test(0.5, _bins(_lognormal(1, 4000, 0.002), 400), _bins(_lognormal(2, 4000, median), 400), 0.05)
+    assert test is not None
+    assert (test.p_value < 0.01) is significant, test
+    assert test.ratio == pytest.approx(median / 0.002, rel=0.05)
+
+
+def test_the_log_standard_error_holds_both_sampling_and_run_noise() -> None:
+    base, new = _bins(_lognormal(1, 4000, 0.002), 400), _bins(_lognormal(2, 4000, 0.002), 400)
+    sampling = quantile_test(0.5, base, new, 0.0)
+    both = quantile_test(0.5, base, new, 0.05)
+    assert sampling is not None and both is not None
+    assert 0 < sampling.log_se < 0.05
+    assert both.log_se == pytest.approx(math.sqrt(sampling.log_se**2 + 2 * 0.05**2))
 
 
 def test_a_slow_burst_in_one_bin_is_not_mistaken_for_a_shift() -> None:
     # the same slow tail, all in one stretch of the run: the bins disagree, so it is not significant
     base = _lognormal(9, 4000, 0.002)
     new = _lognormal(10, 4000, 0.002) + [0.05] * 200
-    p = quantile_test(0.99, _bins(base, 400), _bins(new, 400))
-    assert p is not None and p > 0.05
+    test = quantile_test(0.99, _bins(base, 400), _bins(new, 400), 0.0)
+    assert test is not None and test.p_value > 0.05
 
 
 def test_quantile_test_of_an_empty_side_has_no_answer() -> None:
