@@ -37,7 +37,7 @@ def request_target(kwargs: Mapping[str, Any]) -> tuple[str, str | None]:
         table = next(iter(kwargs["RequestItems"]), None)
     if table is None and "TransactItems" in kwargs:
         for action in kwargs["TransactItems"]:
-            inner = next(iter(action.values()), {})
+            inner: dict[str, Any] = next(iter(action.values()), {})
             table = inner.get("TableName")
             if table:
                 break

@@ -152,8 +152,8 @@ def _init(environment: Any) -> None:
 
             log.info("starting the embedded local endpoint")
             state.endpoint = LocalEndpoint(
-                capacity_scale=scenario.target.capacity_scale,  # type: ignore[union-attr]
-                time_scale=scenario.target.time_scale,  # type: ignore[union-attr]
+                capacity_scale=scenario.target.capacity_scale,  # type: ignore[union-attr]  # is_local: a LocalTarget
+                time_scale=scenario.target.time_scale,  # type: ignore[union-attr]  # is_local: a LocalTarget
             ).start()
             environment.host = state.endpoint.url
             log.info("embedded local endpoint at %s", environment.host)

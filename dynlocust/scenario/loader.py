@@ -1,6 +1,7 @@
 """YAML text -> ``Scenario``, with errors that name the file, the line, the key path, the expectation and the find.
 
-The document is composed once with yaml's node API so every key path maps to the line it was written on; the
+Every mapping's keys and every bound come from ``dynlocust.scenario.spec`` (which also builds schema.json). The
+document is composed once with yaml's node API so every key path maps to the line it was written on; the
 plain Python value is then walked section by section. Loading stops at the first problem: one clear paragraph
 (``file:line: key.path: expected ..., found ...``) is more useful than a wall of consequences of the first.
 """
@@ -238,7 +239,7 @@ def _check_bounds(text: str, source: str) -> None:
                 if event.anchor is not None:
                     sizes[event.anchor] = 1
             elif isinstance(event, yaml.AliasEvent):
-                expanded += sizes.get(event.anchor, 1)
+                expanded += sizes.get(event.anchor or "", 1)
             if expanded > MAX_NODES:
                 raise ScenarioError(
                     source,
@@ -947,7 +948,7 @@ def _slos(doc: _Doc, v: Any, path: KeyPath, phases: tuple[Phase, ...]) -> tuple[
         lo, hi = kw.get("applies_from_rate"), kw.get("applies_below_rate")
         if lo is not None and hi is not None and lo >= hi:
             doc.fail((*sp, "applies_below_rate"), f"expected a rate above applies_from_rate ({lo:g}), found {hi:g}")
-        out.append(Slo(window=window, **kw))  # type: ignore[arg-type]
+        out.append(Slo(window=window, **kw))
     return tuple(out)
 
 
