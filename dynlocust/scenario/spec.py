@@ -79,7 +79,8 @@ SLO_THRESHOLDS = (
 
 
 # --------------------------------------------------------------------------------------------------- fragments
-# JSON Schema fragments of the leaf values; the loader's checker of the same name enforces the same bound.
+# JSON Schema fragments of the leaf values. The loader's checkers (_int, _number, _ratio, _text, _size,
+# _duration) enforce the same bounds, from the same constants; the corpus test shows both refuse the same values.
 
 
 def _ref(name: str) -> dict[str, Any]:
@@ -285,6 +286,7 @@ _OP_FIELDS: dict[str, dict[str, Any]] = {
     "index": _text(),
     "filter": _text(),
 }
+#: The keys each operation kind takes on top of the common ones.
 OP_OWN_KEYS: dict[str, tuple[str, ...]] = {
     "put": ("item_size",),
     "conditional_put": ("item_size",),
