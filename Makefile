@@ -8,11 +8,12 @@ PYTEST_ARGS ?=
 
 .PHONY: demo test lint install clean
 
-# Everything: the package with the dev, report and pynamodb extras (what tests and lint need).
+# Everything: the package with the dev, report and pynamodb extras (what tests and lint need) and bench (the
+# benchmarks' own dependencies).
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev,report,pynamodb]'
+	$(BIN)/python -m pip install -q -e '.[dev,report,pynamodb,bench]'
 	touch $(STAMP)
 
 # Only what the demo needs: the package and the report extra. A full install (STAMP) also serves.
@@ -30,9 +31,10 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 test: lint
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache results
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache results

@@ -47,7 +47,7 @@ def shared_fast_client(
     environment: Any, host: str | None, settings: Settings, verify: bool | str = True
 ) -> FastDynamoDB:
     """One `FastDynamoDB` per (environment, endpoint, region, TLS setting): its pool serves every user."""
-    return shared_client(  # type: ignore[no-any-return]
+    return shared_client(
         environment,
         ("fast", host, settings.region, verify),
         lambda: make_fast_client(host, verify=verify, **transport_options(environment, settings)),

@@ -130,7 +130,7 @@ class Histogram:
             and math.isclose(self.sum, other.sum, rel_tol=1e-9, abs_tol=1e-12)
         )
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # mutable and equal by value, so unhashable (as eq dataclasses)
 
     def __repr__(self) -> str:
         return f"Histogram(count={self.count}, p50={self.percentile(0.5)}, max={self.max if self.count else None})"

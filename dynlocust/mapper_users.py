@@ -262,7 +262,7 @@ def configure_pynamodb(
     if is_local_endpoint(host) and not getattr(meta, "aws_access_key_id", None):
         meta.aws_access_key_id, meta.aws_secret_access_key = LOCAL_CREDENTIALS
     model._connection = None  # type: ignore[attr-defined]  # PynamoDB caches the connection per class
-    client = model._get_connection().connection.client  # type: ignore[attr-defined]
+    client = model._get_connection().connection.client
     retries = client.meta.config.retries or {}
     if retries.get("total_max_attempts", 1) != 1:
         raise ConfigurationError(

@@ -471,9 +471,9 @@ class Metrics:
         bounds = [_le(b) for b in DURATION_BUCKETS] + ["+Inf"]
         for key, values in sorted(self.values.histograms.items()):
             cumulative, running = [], 0.0
-            for bound, count in zip(bounds, values, strict=False):
+            for le, count in zip(bounds, values, strict=False):
                 running += count
-                cumulative.append((bound, running))
+                cumulative.append((le, running))
             histogram.add_metric(list(key), cumulative, values[-1])
         yield histogram
         workers = dict(sorted(self.workers.items()))

@@ -75,7 +75,7 @@ def make_clients(region: str, endpoint_url: str | None) -> dict[str, Any]:
         retries={"mode": "standard", "total_max_attempts": 1}, connect_timeout=5, read_timeout=20, region_name=region
     )
     return {
-        name: boto3.client(name, endpoint_url=endpoint_url, config=config)  # type: ignore[call-overload]
+        name: boto3.client(name, endpoint_url=endpoint_url, config=config)
         for name in ("cloudformation", "ecs", "dynamodb", "servicediscovery")
     }
 
@@ -112,7 +112,7 @@ def load_template(path: Path = TEMPLATE) -> dict[str, Any]:
         elif isinstance(node, yaml.SequenceNode):
             value = loader.construct_sequence(node, deep=True)
         else:
-            value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
+            value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]  # a MappingNode: yaml has no 4th kind
         return {name: value}
 
     Loader.add_multi_constructor("!", intrinsic)

@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from dynlocust.errors import DynlocustError
 from dynlocust.local.config import LocalConfig
@@ -15,7 +16,7 @@ ENV_SECRET = "DYNLOCUST_LOCAL_SECRET_ACCESS_KEY"
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 

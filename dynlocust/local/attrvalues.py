@@ -269,7 +269,7 @@ def check_value(av: Any, level: int = 1) -> None:
             if v:
                 if level >= MAX_NESTING_LEVELS:
                     raise errors.validation(NESTING_MESSAGE)
-                for x in v.values() if t == "M" else v:
+                for x in v.values() if v.__class__ is dict else v:
                     check_value(x, level + 1)
         elif t in _SET_SHAPES:
             if v.__class__ is not list:

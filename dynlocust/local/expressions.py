@@ -128,21 +128,21 @@ def _getter(path: Path) -> _Getter:
     if len(path) == 1:
 
         def get_top(item: Item) -> AV | None:
-            return item.get(first)  # type: ignore[arg-type]
+            return item.get(first)  # type: ignore[arg-type]  # a path starts with a name, never an index
 
         return get_top
     rest = path[1:]
 
     def get_nested(item: Item) -> AV | None:
-        av = item.get(first)  # type: ignore[arg-type]
+        av = item.get(first)  # type: ignore[arg-type]  # a path starts with a name, never an index
         for seg in rest:
             if av is None:
                 return None
             if seg.__class__ is int:
                 lst = av.get("L")
-                if lst is None or seg >= len(lst):  # type: ignore[operator]
+                if lst is None or seg >= len(lst):
                     return None
-                av = lst[seg]  # type: ignore[index]
+                av = lst[seg]
             else:
                 m = av.get("M")
                 if m is None:
@@ -236,7 +236,7 @@ class _Parser:
         pos = 0
         n = len(expr)
         while True:
-            pos = _WS_RE.match(expr, pos).end()  # type: ignore[union-attr]
+            pos = _WS_RE.match(expr, pos).end()  # type: ignore[union-attr]  # \s* matches anywhere
             if pos >= n:
                 break
             m = _TOKEN_RE.match(expr, pos)
@@ -706,7 +706,7 @@ def _in(left: _Operand, options: list[_Operand]) -> _Pred:
     g = left.fn
     consts = [o.const for o in options]
     if all(c is not None and "S" in c for c in consts):
-        strings = frozenset(c["S"] for c in consts)  # type: ignore[index]
+        strings = frozenset(c["S"] for c in consts)  # type: ignore[index]  # all() above: none is None
 
         def in_strings(item: Item) -> bool:
             a = g(item)
@@ -1150,15 +1150,15 @@ class Projection:
             return {k: item[k] for k in self._top if k in item}
         out: Item = {}
         for k, sub in self._trie.items():
-            av = item.get(k)  # type: ignore[arg-type]
+            av = item.get(k)  # type: ignore[arg-type]  # the trie's top level holds names only
             if av is None:
                 continue
             if sub is None:
-                out[k] = av  # type: ignore[index]
+                out[k] = av  # type: ignore[index]  # a name (top level of the trie)
             else:
                 r = _project_av(av, sub)
                 if r is not None:
-                    out[k] = r  # type: ignore[index]
+                    out[k] = r  # type: ignore[index]  # a name (top level of the trie)
         return out
 
 

@@ -229,7 +229,7 @@ def scan(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
             else "The Segment parameter is required but was not present in the request when parameter "
             "TotalSegments is present"
         )
-    if total is not None and not 0 <= segment < total:  # total's range: validation.check_constraints
+    if segment is not None and total is not None and not 0 <= segment < total:  # range: check_constraints
         raise errors.validation("The Segment parameter is zero-based and must be less than parameter TotalSegments")
     start = None
     esk = req.get("ExclusiveStartKey")

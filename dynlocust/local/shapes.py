@@ -74,7 +74,7 @@ def _check(value: Any, spec: Spec) -> None:
     elif kind == "list" or kind == "map":
         if value.__class__ is not (list if kind == "list" else dict):
             raise errors.wrong_json_type(value, kind)
-        members = value if kind == "list" else value.values()
+        members = value.values() if value.__class__ is dict else value
         if detail is _AV:  # an item, a key, expression values: the hot case, one call per attribute
             for v in members:
                 if v.__class__ is dict and len(v) == 1 and v.get("S").__class__ is str:

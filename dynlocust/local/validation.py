@@ -20,7 +20,7 @@ def _list(names: Any) -> str:
     return "[" + ", ".join(str(n) for n in names) + "]"
 
 
-def _key_types(schema: Any, where: str) -> None:
+def _key_types(schema: Any, where: str) -> list[Any]:
     if not isinstance(schema, list):
         raise errors.detected(f"Value null at '{where}' failed to satisfy constraint: Member must not be null")
     for n, el in enumerate(schema, 1):
@@ -30,6 +30,7 @@ def _key_types(schema: Any, where: str) -> None:
                 f"Value '{kt}' at '{where}.{n}.member.keyType' failed to satisfy constraint: "
                 "Member must satisfy enum value set: [HASH, RANGE]"
             )
+    return schema
 
 
 def _warm(warm: Any, throughput: Any, what: str) -> None:
@@ -55,8 +56,7 @@ def check_create_table(req: dict[str, Any]) -> None:
             f"{_HEAD}Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is "
             "PAY_PER_REQUEST"
         )
-    schema = req.get("KeySchema")
-    _key_types(schema, "keySchema")
+    schema = _key_types(req.get("KeySchema"), "keySchema")
     if len(schema) > 2:
         elements = ", ".join(
             f"KeySchemaElement(attributeName={el.get('AttributeName')}, keyType={el['KeyType']})" for el in schema

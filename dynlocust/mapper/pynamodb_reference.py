@@ -42,7 +42,7 @@ def build_models(bench: Bench, endpoint: str, region: str) -> Models:
             "found it missing"
         ) from None
 
-    class ByStatus(GlobalSecondaryIndex):  # type: ignore[type-arg]
+    class ByStatus(GlobalSecondaryIndex):
         class Meta:
             index_name = "by_status"
             projection = AllProjection()

@@ -201,7 +201,7 @@ class Repository(Generic[T]):
         response = self.client.get_item(TableName=self.table, Key=old_key, ConsistentRead=True)
         if "Item" not in response:
             raise ModelError(f"{self.model.name}.move: expected an item at {self.model.key_values(entity)}, found none")
-        moved = dataclasses.replace(self._entity(response["Item"]), **new_key)  # type: ignore[type-var]
+        moved = dataclasses.replace(self._entity(response["Item"]), **new_key)  # type: ignore[type-var]  # T is a dataclass; no bound says so
         exists = {**self._not_exists, "ConditionExpression": "attribute_exists(#pk)"}
         self.client.transact_write_items(
             TransactItems=[

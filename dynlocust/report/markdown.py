@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from dynlocust.report.table import format_window_table, markdown_text
@@ -10,7 +11,7 @@ if TYPE_CHECKING:
     from dynlocust.report.build import RunReport
 
 
-def _pipe_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+def _pipe_table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(map(markdown_text, r)) + " |" for r in rows]
     return "\n".join(lines)

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING
 from dynlocust.errors import DynlocustError
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
     from dynlocust.report.build import RunReport
 
 COLOURS = {
@@ -291,10 +293,10 @@ def write_pngs(report: RunReport, out_dir: Path) -> list[Path]:
 
     written: list[Path] = []
 
-    def save(fig: object, name: str) -> None:
+    def save(fig: Figure, name: str) -> None:
         path = out_dir / name
-        fig.savefig(path, dpi=100)  # type: ignore[attr-defined]
-        plt.close(fig)  # type: ignore[arg-type]
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
         written.append(path)
 
     fig, ax = plt.subplots(figsize=(10, 4))

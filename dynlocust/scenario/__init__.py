@@ -1,4 +1,5 @@
-"""Scenarios: the YAML format (``schema.json``), its loader with precise errors, and the plan of windows.
+"""Scenarios: the YAML format (``spec``, which builds ``schema.json``), its loader with precise errors, and the
+plan of windows.
 
 Public entry points: ``load_scenario``, ``load_scenario_text``, ``validate_file``, ``build_plan`` and the model
 classes. ``ScenarioError`` is raised for every problem in a scenario.
@@ -34,8 +35,7 @@ from dynlocust.scenario.model import (
     ZipfKeys,
 )
 from dynlocust.scenario.plan import Plan, Window, build_plan
-
-SCHEMA_PATH = Path(__file__).with_name("schema.json")
+from dynlocust.scenario.spec import SCHEMA_PATH
 
 __all__ = [
     "SCHEMA_PATH",

@@ -1,6 +1,7 @@
 """YAML text -> ``Scenario``, with errors that name the file, the line, the key path, the expectation and the find.
 
-The document is composed once with yaml's node API so every key path maps to the line it was written on; the
+Every mapping's keys and every bound come from ``dynlocust.scenario.spec`` (which also builds schema.json). The
+document is composed once with yaml's node API so every key path maps to the line it was written on; the
 plain Python value is then walked section by section. Loading stops at the first problem: one clear paragraph
 (``file:line: key.path: expected ..., found ...``) is more useful than a wall of consequences of the first.
 """
@@ -19,10 +20,7 @@ import yaml
 
 from dynlocust.scenario.model import (
     FRESH_KEY_OPS,
-    MAX_BATCH_GET,
-    MAX_BATCH_WRITE,
     MAX_ITEM_SIZE,
-    MAX_TRANSACT,
     MAX_TRANSACT_BYTES,
     OP_KINDS,
     Gsi,
@@ -53,89 +51,75 @@ from dynlocust.scenario.model import (
     Workload,
     ZipfKeys,
 )
+from dynlocust.scenario.spec import (
+    BILLING_PROVISIONED,
+    DISTRIBUTIONS,
+    DURATION_PART_PATTERN,
+    GSI,
+    HOLD,
+    KEY_ATTRIBUTE,
+    KEY_TYPES,
+    KEYS,
+    LIMITS,
+    LOCAL_TARGET,
+    MAX_CAPACITY_UNITS,
+    MAX_CONCURRENCY,
+    MAX_GSIS,
+    MAX_ITEMS,
+    MAX_KEYSPACE,
+    MAX_RANDOM_SEED,
+    MAX_RATE,
+    MAX_SECONDS,
+    MAX_SEED_ITEMS,
+    MAX_SHARDS,
+    MAX_TABLE_NAME,
+    MAX_WEIGHT,
+    MAX_WINDOWS,
+    MAX_ZIPF_KEYSPACE,
+    NAME_PATTERN,
+    OP_OWN_KEYS,
+    OPERATIONS,
+    PHASE,
+    PHASE_KINDS,
+    PROJECTION_INCLUDE,
+    PROJECTIONS,
+    RAMP,
+    REGION_PATTERN,
+    SEED,
+    SHARD_MODES,
+    SIZE_PATTERN,
+    SIZE_UNITS,
+    SLO,
+    SLO_THRESHOLDS,
+    STEP,
+    TABLE,
+    TARGET,
+    THROUGHPUT,
+    TOP,
+    TRANSPORTS,
+    WORKLOAD,
+    Section,
+)
 
 KeyPath = tuple[str | int, ...]
 
-MAX_WINDOWS = 10_000
-MAX_ZIPF_KEYSPACE = 5_000_000
-MAX_GSIS = 20
-# Bounds on what a scenario may ask for: far above any real test, low enough that nothing absurd is reported valid
-# (and that `validate` itself stays fast and small, whatever the file holds).
-MAX_SEED_ITEMS = 100_000_000
-"""Seed items per table (100 million: hours of BatchWriteItem at any realistic rate)."""
-MAX_KEYSPACE = 10**12
-MAX_RATE = 1_000_000
-"""Requests per second offered by the whole fleet."""
-MAX_CAPACITY_UNITS = 1_000_000
-"""Provisioned or warm read/write units of a table or index."""
-MAX_SECONDS = 7 * 24 * 3600
-"""Any duration: a window, a hold, the deadline, a bin."""
-MAX_WEIGHT = 1_000_000
-MAX_RANDOM_SEED = 2**64 - 1
+# Bounds on the document itself (the spec bounds its values): `validate` stays fast and small whatever the file holds.
 MAX_DEPTH = 64
 """Levels of nesting in the YAML document (a scenario needs fewer than 10)."""
 MAX_NODES = 100_000
+"""YAML values in the document once every alias is expanded (an alias bomb expands to billions)."""
 MAX_DIGITS = 4300
+"""Python's limit on converting text to an int (yaml would fail with a bare ValueError past it)."""
 MAX_TEXT = 1024 * 1024
 """Characters in a scenario file (the shipped ones are under 3 KB; yaml reads about a megabyte a second)."""
-"""Python's limit on converting text to an int (yaml would fail with a bare ValueError past it)."""
-"""YAML values in the document once every alias is expanded (an alias bomb expands to billions)."""
 
-_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
-_REGION_RE = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d+$")
-_DURATION_PART_RE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*(ms|s|m|h)")
-_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*(b|kb|kib|mb|mib)?\s*$", re.IGNORECASE)
-_SIZE_UNITS = {None: 1, "b": 1, "kb": 1024, "kib": 1024, "mb": 1024 * 1024, "mib": 1024 * 1024}
+_NAME_RE = re.compile(NAME_PATTERN)
+_REGION_RE = re.compile(REGION_PATTERN)
+_SIZE_RE = re.compile(SIZE_PATTERN)
+_DURATION_PART_RE = re.compile(DURATION_PART_PATTERN)
 _DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
-
-TOP_KEYS = (
-    "name",
-    "description",
-    "target",
-    "transport",
-    "tables",
-    "workload",
-    "phases",
-    "concurrency",
-    "deadline",
-    "limits",
-    "slos",
-    "bin",
-    "random_seed",
-)
-_COMMON_OP_KEYS = ("op", "weight", "table", "label", "keys")
-#: Keys each operation kind accepts on top of the common ones.
-OP_KEYS: dict[str, tuple[str, ...]] = {
-    "put": ("item_size",),
-    "conditional_put": ("item_size",),
-    "get": ("consistent",),
-    "query": ("consistent", "limit"),
-    "gsi_query": ("index", "limit"),
-    "scan": ("consistent", "filter", "limit"),
-    "update": ("item_size",),
-    "delete": (),
-    "transact_write": ("items", "item_size"),
-    "batch_write": ("items", "item_size"),
-    "batch_get": ("items", "consistent"),
-}
-_MAX_ITEMS = {"transact_write": MAX_TRANSACT, "batch_write": MAX_BATCH_WRITE, "batch_get": MAX_BATCH_GET}
 #: Operations that only make sense on items that exist: without a seeded keyspace every read would miss.
 _NEEDS_KEYSPACE: frozenset[str] = frozenset({"get", "query", "gsi_query", "batch_get"})
-_DISTRIBUTION_KEYS: dict[str, tuple[str, ...]] = {
-    "uniform": ("keyspace",),
-    "zipf": ("s", "keyspace"),
-    "hot_spot": ("fraction", "traffic", "keyspace"),
-    "sequential": ("start", "keyspace"),
-    "sharded": ("shards", "mode", "base"),
-}
-_SLO_THRESHOLDS = (
-    "max_throttle_ratio",
-    "max_error_ratio",
-    "max_dropped_ratio",
-    "max_p50_ms",
-    "max_p99_ms",
-    "min_achieved_ratio",
-)
 
 
 # --------------------------------------------------------------------------------------------------- plumbing
@@ -255,7 +239,7 @@ def _check_bounds(text: str, source: str) -> None:
                 if event.anchor is not None:
                     sizes[event.anchor] = 1
             elif isinstance(event, yaml.AliasEvent):
-                expanded += sizes.get(event.anchor, 1)
+                expanded += sizes.get(event.anchor or "", 1)
             if expanded > MAX_NODES:
                 raise ScenarioError(
                     source,
@@ -303,15 +287,15 @@ def _mapping(
     doc: _Doc,
     v: Any,
     path: KeyPath,
+    section: Section,
     *,
-    required: Collection[str] = (),
-    optional: Collection[str] = (),
     what: str = "a mapping",
     misplaced: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
+    """``v`` as a mapping of the ``section``'s keys (from the spec), with all its required ones."""
     if not isinstance(v, dict):
         doc.expected(path, what, v)
-    allowed = [*required, *optional]
+    allowed, required = section.keys, section.required
     for k in v:
         if not isinstance(k, str):
             doc.fail(path, f"expected text keys, found the key {_show(k)}")
@@ -416,7 +400,7 @@ def _size(doc: _Doc, v: Any, path: KeyPath, *, maximum: int = MAX_ITEM_SIZE) -> 
     if isinstance(v, int | float) and not isinstance(v, bool):
         n = float(v)
     elif isinstance(v, str) and (m := _SIZE_RE.match(v)):
-        n = float(m.group(1)) * _SIZE_UNITS[m.group(2).lower() if m.group(2) else None]
+        n = float(m.group(1)) * SIZE_UNITS[m.group(2).lower() if m.group(2) else None]
     if n is None or not math.isfinite(n) or n < 1:
         doc.expected(path, "a positive size in bytes (e.g. 1024 or 1KB)", v)
     if n > maximum:
@@ -439,7 +423,7 @@ def _target(doc: _Doc, v: Any, path: KeyPath) -> Target:
         doc,
         v,
         path,
-        optional=("local", "endpoint", "region", "profile"),
+        TARGET,
         what="'local', 'remote' or a mapping with local: {...} or endpoint/region/profile",
     )
     if "local" in m:
@@ -449,7 +433,7 @@ def _target(doc: _Doc, v: Any, path: KeyPath) -> Target:
         lm = m["local"]
         if lm is None:
             return LocalTarget()
-        lm = _mapping(doc, lm, (*path, "local"), optional=("capacity_scale", "time_scale"))
+        lm = _mapping(doc, lm, (*path, "local"), LOCAL_TARGET)
         return LocalTarget(
             capacity_scale=_number(
                 doc, lm.get("capacity_scale", 1.0), (*path, "local", "capacity_scale"), "a positive scale factor"
@@ -474,14 +458,14 @@ def _target(doc: _Doc, v: Any, path: KeyPath) -> Target:
 def _key_attribute(doc: _Doc, v: Any, path: KeyPath) -> KeyAttribute:
     if isinstance(v, str):
         return KeyAttribute(_text(doc, v, path, "an attribute name"), "S")
-    m = _mapping(doc, v, path, required=("name",), optional=("type",), what="{name: ..., type: S|N|B}")
+    m = _mapping(doc, v, path, KEY_ATTRIBUTE, what="{name: ..., type: S|N|B}")
     name = _text(doc, m["name"], (*path, "name"), "an attribute name")
-    typ = _choice(doc, m.get("type", "S"), (*path, "type"), ("S", "N", "B"))
+    typ = _choice(doc, m.get("type", "S"), (*path, "type"), KEY_TYPES)
     return KeyAttribute(name, cast(KeyType, typ))
 
 
 def _throughput(doc: _Doc, v: Any, path: KeyPath, unit: str) -> Throughput:
-    m = _mapping(doc, v, path, required=("read", "write"), what=f"{{read: N, write: N}} in {unit}")
+    m = _mapping(doc, v, path, THROUGHPUT, what=f"{{read: N, write: N}} in {unit}")
     return Throughput(
         read=_int(doc, m["read"], (*path, "read"), f"a positive whole number of {unit}", maximum=MAX_CAPACITY_UNITS),
         write=_int(doc, m["write"], (*path, "write"), f"a positive whole number of {unit}", maximum=MAX_CAPACITY_UNITS),
@@ -490,36 +474,21 @@ def _throughput(doc: _Doc, v: Any, path: KeyPath, unit: str) -> Throughput:
 
 def _projection(doc: _Doc, v: Any, path: KeyPath) -> tuple[Projection, tuple[str, ...]]:
     if isinstance(v, dict):
-        m = _mapping(doc, v, path, required=("include",), what="all, keys_only or {include: [attributes]}")
+        m = _mapping(doc, v, path, PROJECTION_INCLUDE, what="all, keys_only or {include: [attributes]}")
         attrs = m["include"]
         if not isinstance(attrs, list) or not attrs:
             doc.expected((*path, "include"), "a non-empty list of attribute names", attrs)
         names = tuple(_text(doc, a, (*path, "include", i), "an attribute name") for i, a in enumerate(attrs))
         return "include", names
-    p = _choice(doc, v, path, ("all", "keys_only"))
+    p = _choice(doc, v, path, PROJECTIONS)
     return cast(Projection, p), ()
 
 
 def _table(doc: _Doc, v: Any, path: KeyPath, default_item_size: int) -> Table:
-    m = _mapping(
-        doc,
-        v,
-        path,
-        required=("name", "partition_key"),
-        optional=(
-            "sort_key",
-            "billing",
-            "warm_throughput",
-            "max_on_demand",
-            "gsis",
-            "use_existing",
-            "existing_table_name",
-            "seed",
-        ),
-    )
+    m = _mapping(doc, v, path, TABLE)
     name = _text(doc, m["name"], (*path, "name"), "a table name of letters, digits, '_', '-' or '.'", pattern=_NAME_RE)
-    if len(name) > 200:
-        doc.fail((*path, "name"), f"expected a name of at most 200 characters, found {len(name)}")
+    if len(name) > MAX_TABLE_NAME:
+        doc.fail((*path, "name"), f"expected a name of at most {MAX_TABLE_NAME} characters, found {len(name)}")
     pk = _key_attribute(doc, m["partition_key"], (*path, "partition_key"))
     sk = _key_attribute(doc, m["sort_key"], (*path, "sort_key")) if m.get("sort_key") is not None else None
     if sk is not None and sk.name == pk.name:
@@ -532,9 +501,7 @@ def _table(doc: _Doc, v: Any, path: KeyPath, default_item_size: int) -> Table:
     bpath = (*path, "billing")
     provisioned: Throughput | None = None
     if isinstance(billing, dict):
-        bm = _mapping(
-            doc, billing, bpath, required=("provisioned",), what="on_demand or {provisioned: {read: N, write: N}}"
-        )
+        bm = _mapping(doc, billing, bpath, BILLING_PROVISIONED, what="on_demand or {provisioned: {read: N, write: N}}")
         provisioned = _throughput(doc, bm["provisioned"], (*bpath, "provisioned"), "capacity units")
     elif billing != "on_demand":
         doc.expected(bpath, "on_demand or {provisioned: {read: N, write: N}}", billing)
@@ -555,13 +522,7 @@ def _table(doc: _Doc, v: Any, path: KeyPath, default_item_size: int) -> Table:
     gsis: list[Gsi] = []
     for i, g in enumerate(gsis_v):
         gp = (*path, "gsis", i)
-        gm = _mapping(
-            doc,
-            g,
-            gp,
-            required=("name", "partition_key"),
-            optional=("sort_key", "projection", "provisioned", "max_on_demand"),
-        )
+        gm = _mapping(doc, g, gp, GSI)
         gname = _text(doc, gm["name"], (*gp, "name"), "an index name", pattern=_NAME_RE)
         if any(x.name == gname for x in gsis):
             doc.fail((*gp, "name"), f"duplicate index name '{gname}'")
@@ -616,7 +577,7 @@ def _table(doc: _Doc, v: Any, path: KeyPath, default_item_size: int) -> Table:
     seed = None
     if m.get("seed") is not None:
         sp = (*path, "seed")
-        sm = _mapping(doc, m["seed"], sp, required=("items",), optional=("item_size", "items_per_partition"))
+        sm = _mapping(doc, m["seed"], sp, SEED)
         ipp = _int(
             doc,
             sm.get("items_per_partition", 1),
@@ -656,14 +617,14 @@ def _keys(doc: _Doc, v: Any, path: KeyPath, *, nested: bool = False) -> KeySpec:
         doc,
         v,
         path,
-        optional=("distribution", *sorted({k for ks in _DISTRIBUTION_KEYS.values() for k in ks})),
+        KEYS,
         what="a key distribution such as {distribution: zipf, s: 1.1}",
     )
-    dist = _choice(doc, m.get("distribution", "uniform"), (*path, "distribution"), list(_DISTRIBUTION_KEYS))
-    allowed = _DISTRIBUTION_KEYS[dist]
+    dist = _choice(doc, m.get("distribution", "uniform"), (*path, "distribution"), tuple(DISTRIBUTIONS))
+    allowed = DISTRIBUTIONS[dist].keys
     for k in m:
         if k != "distribution" and k not in allowed:
-            owners = [d for d, ks in _DISTRIBUTION_KEYS.items() if k in ks]
+            owners = [d for d, sec in DISTRIBUTIONS.items() if k in sec.keys]
             doc.fail(
                 path,
                 f"key '{k}' does not apply to distribution '{dist}' (it applies to: {', '.join(owners)})",
@@ -698,8 +659,8 @@ def _keys(doc: _Doc, v: Any, path: KeyPath, *, nested: bool = False) -> KeySpec:
         )
     if nested:
         doc.fail((*path, "distribution"), "sharded keys cannot be sharded again; pick a base distribution")
-    shards = _int(doc, m.get("shards", 4), (*path, "shards"), "a positive whole number of shards", maximum=10_000)
-    mode = _choice(doc, m.get("mode", "hash"), (*path, "mode"), ("hash", "round_robin", "random"))
+    shards = _int(doc, m.get("shards", 4), (*path, "shards"), "a positive whole number of shards", maximum=MAX_SHARDS)
+    mode = _choice(doc, m.get("mode", "hash"), (*path, "mode"), SHARD_MODES)
     base = _keys(doc, m["base"], (*path, "base"), nested=True) if m.get("base") is not None else UniformKeys()
     return ShardedKeys(shards, cast(ShardMode, mode), base)
 
@@ -748,15 +709,17 @@ def _operation(
         doc.fail(path, f"missing required key 'op' (one of {', '.join(OP_KINDS)})")
     op = _choice(doc, v["op"], (*path, "op"), OP_KINDS)
     owners: dict[str, list[str]] = {}
-    for kind, ks in OP_KEYS.items():
+    for kind, ks in OP_OWN_KEYS.items():
         for k in ks:
             owners.setdefault(k, []).append(kind)
     misplaced = {k: f"op '{op}' takes no '{k}' (it applies to: {', '.join(v)})" for k, v in owners.items()}
+    if op == "scan":
+        misplaced["keys"] = "scan reads the whole table; it takes no keys"
     if op == "gsi_query":
         misplaced["consistent"] = (
             "op 'gsi_query' takes no 'consistent': global secondary indexes do not support strongly consistent reads"
         )
-    m = _mapping(doc, v, path, required=("op",), optional=(*_COMMON_OP_KEYS[1:], *OP_KEYS[op]), misplaced=misplaced)
+    m = _mapping(doc, v, path, OPERATIONS[op], misplaced=misplaced)
     weight = _number(doc, m.get("weight", 1), (*path, "weight"), "a positive weight", maximum=MAX_WEIGHT)
     if "table" in m:
         tname = _text(doc, m["table"], (*path, "table"), "a table name")
@@ -791,8 +754,8 @@ def _operation(
         )
 
     items = 1
-    if op in _MAX_ITEMS:
-        cap = _MAX_ITEMS[op]
+    if op in MAX_ITEMS:
+        cap = MAX_ITEMS[op]
         items = _int(
             doc,
             m.get("items", 1 if op == "transact_write" else cap),
@@ -819,13 +782,11 @@ def _operation(
     if op != "scan":
         spec = _keys(doc, m["keys"], (*path, "keys")) if m.get("keys") is not None else wl_keys
         keys = _resolve_keys(doc, spec, op, table, (*path, "keys") if "keys" in m else path)
-    elif "keys" in m:
-        doc.fail((*path, "keys"), "scan reads the whole table; it takes no keys", at=(*path, "keys"))
     return Operation(cast(OpKind, op), weight, tname, label, consistent, index, flt, items, limit, item_size, keys)
 
 
 def _workload(doc: _Doc, v: Any, path: KeyPath, tables: dict[str, Table], item_size: int) -> Workload:
-    m = _mapping(doc, v, path, required=("operations",), optional=("item_size", "keys"))
+    m = _mapping(doc, v, path, WORKLOAD)
     wl_keys = _keys(doc, m["keys"], (*path, "keys")) if m.get("keys") is not None else UniformKeys()
     ops_v = m["operations"]
     if not isinstance(ops_v, list) or not ops_v:
@@ -871,8 +832,8 @@ def _phases(doc: _Doc, v: Any, path: KeyPath) -> tuple[Phase, ...]:
         pp = (*path, i)
         if not isinstance(pv, dict):
             doc.expected(pp, "a phase: {ramp: ...}, {steps: [...]} or {hold: ...}", pv)
-        pm = _mapping(doc, pv, pp, optional=("ramp", "steps", "hold", "name"))
-        kinds = [k for k in ("ramp", "steps", "hold") if k in pm]
+        pm = _mapping(doc, pv, pp, PHASE)
+        kinds = [k for k in PHASE_KINDS if k in pm]
         if len(kinds) != 1:
             doc.fail(pp, f"expected exactly one of ramp, steps or hold, found {', '.join(kinds) or 'none'}")
         kind = kinds[0]
@@ -887,7 +848,7 @@ def _phases(doc: _Doc, v: Any, path: KeyPath) -> tuple[Phase, ...]:
         kp = (*pp, kind)
         steps: list[Step] = []
         if kind == "ramp":
-            rm = _mapping(doc, pm[kind], kp, required=("from", "to", "step", "window"))
+            rm = _mapping(doc, pm[kind], kp, RAMP)
             lo = _rate(doc, rm["from"], (*kp, "from"))
             hi = _rate(doc, rm["to"], (*kp, "to"))
             inc = _rate(doc, rm["step"], (*kp, "step"))
@@ -905,12 +866,12 @@ def _phases(doc: _Doc, v: Any, path: KeyPath) -> tuple[Phase, ...]:
             if not isinstance(sv, list) or not sv:
                 doc.expected(kp, "a non-empty list of {rate: N, window: duration}", sv)
             for j, s in enumerate(sv):
-                sm = _mapping(doc, s, (*kp, j), required=("rate", "window"), what="{rate: N, window: duration}")
+                sm = _mapping(doc, s, (*kp, j), STEP, what="{rate: N, window: duration}")
                 steps.append(
                     Step(_rate(doc, sm["rate"], (*kp, j, "rate")), _duration(doc, sm["window"], (*kp, j, "window")))
                 )
         else:
-            hm = _mapping(doc, pm[kind], kp, required=("rate", "duration"), optional=("window",))
+            hm = _mapping(doc, pm[kind], kp, HOLD)
             rate = _rate(doc, hm["rate"], (*kp, "rate"))
             dur = _duration(doc, hm["duration"], (*kp, "duration"))
             win = _duration(doc, hm["window"], (*kp, "window")) if "window" in hm else dur
@@ -933,7 +894,7 @@ def _phases(doc: _Doc, v: Any, path: KeyPath) -> tuple[Phase, ...]:
 def _limits(doc: _Doc, v: Any, path: KeyPath) -> Limits:
     if v is None:
         return Limits()
-    m = _mapping(doc, v, path, optional=("max_requests", "max_cost_dollars"))
+    m = _mapping(doc, v, path, LIMITS)
     return Limits(
         max_requests=_int(
             doc, m["max_requests"], (*path, "max_requests"), "a positive whole number of requests", maximum=MAX_KEYSPACE
@@ -957,7 +918,7 @@ def _slos(doc: _Doc, v: Any, path: KeyPath, phases: tuple[Phase, ...]) -> tuple[
     out: list[Slo] = []
     for i, sv in enumerate(v):
         sp = (*path, i)
-        m = _mapping(doc, sv, sp, optional=("window", "applies_below_rate", "applies_from_rate", *_SLO_THRESHOLDS))
+        m = _mapping(doc, sv, sp, SLO)
         window: str | int = "all"
         if "window" in m:
             w = m["window"]
@@ -972,7 +933,7 @@ def _slos(doc: _Doc, v: Any, path: KeyPath, phases: tuple[Phase, ...]) -> tuple[
             else:
                 doc.expected((*sp, "window"), "all, a window index or a phase name", w)
         kw: dict[str, float | None] = {}
-        for k in _SLO_THRESHOLDS:
+        for k in SLO_THRESHOLDS:
             if m.get(k) is None:
                 continue
             if k.endswith("_ms"):
@@ -980,14 +941,14 @@ def _slos(doc: _Doc, v: Any, path: KeyPath, phases: tuple[Phase, ...]) -> tuple[
             else:
                 kw[k] = _ratio(doc, m[k], (*sp, k), zero_ok=k != "min_achieved_ratio")
         if not kw:
-            doc.fail(sp, f"expected at least one threshold ({', '.join(_SLO_THRESHOLDS)}), found none")
+            doc.fail(sp, f"expected at least one threshold ({', '.join(SLO_THRESHOLDS)}), found none")
         for k in ("applies_below_rate", "applies_from_rate"):
             if m.get(k) is not None:
                 kw[k] = _rate(doc, m[k], (*sp, k))
         lo, hi = kw.get("applies_from_rate"), kw.get("applies_below_rate")
         if lo is not None and hi is not None and lo >= hi:
             doc.fail((*sp, "applies_below_rate"), f"expected a rate above applies_from_rate ({lo:g}), found {hi:g}")
-        out.append(Slo(window=window, **kw))  # type: ignore[arg-type]
+        out.append(Slo(window=window, **kw))
     return tuple(out)
 
 
@@ -1005,8 +966,7 @@ def load_scenario_text(text: str, source: str = "<scenario>") -> Scenario:
         doc,
         data,
         (),
-        required=("name", "tables", "workload", "phases"),
-        optional=TOP_KEYS,
+        TOP,
         what="a mapping with name, tables, workload and phases",
     )
     name = _text(doc, m["name"], ("name",), "a scenario name of letters, digits, '_', '-' or '.'", pattern=_NAME_RE)
@@ -1014,7 +974,7 @@ def load_scenario_text(text: str, source: str = "<scenario>") -> Scenario:
     if not isinstance(description, str):
         doc.expected(("description",), "text", description)
     target = _target(doc, m.get("target"), ("target",))
-    transport = _choice(doc, m.get("transport", "boto3"), ("transport",), ("boto3", "fast"))
+    transport = _choice(doc, m.get("transport", "boto3"), ("transport",), TRANSPORTS)
 
     wl_v = m["workload"]
     item_size = 1024
@@ -1032,7 +992,11 @@ def load_scenario_text(text: str, source: str = "<scenario>") -> Scenario:
     workload = _workload(doc, wl_v, ("workload",), tables, item_size)
     phases = _phases(doc, m["phases"], ("phases",))
     concurrency = _int(
-        doc, m.get("concurrency", 50), ("concurrency",), "a positive whole number of users per worker", maximum=100_000
+        doc,
+        m.get("concurrency", 50),
+        ("concurrency",),
+        "a positive whole number of users per worker",
+        maximum=MAX_CONCURRENCY,
     )
     deadline = _duration(doc, m.get("deadline", 8), ("deadline",))
     bin_s = _duration(doc, m.get("bin", 10), ("bin",))

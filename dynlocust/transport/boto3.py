@@ -131,7 +131,7 @@ def count_pool_waits(client: Any) -> PoolWaitCounter:
 
 
 def _counting_pool(base: type, counter: PoolWaitCounter) -> type:
-    class CountingPool(base):  # type: ignore[misc, valid-type]
+    class CountingPool(base):
         def _get_conn(self, timeout: float | None = None) -> Any:
             pool = self.pool
             if pool is not None and pool.empty():  # all `maxsize` connections are out
