@@ -101,6 +101,8 @@ def test_the_dockerfile_runs_as_a_non_root_user_with_the_package_installed() -> 
     users = re.findall(r"^USER\s+(\S+)", text, re.M)
     assert users and users[-1] not in ("root", "0")
     assert "pip install" in text and "COPY locustfiles" in text
+    # the report extra (PNG plots): `dynlocust report` works inside the image
+    assert re.search(r'pip wheel .*"\.\[report\]"', text) and re.search(r'pip install .*"dynlocust\[report\]"', text)
     for source in re.findall(r"^COPY (?!--from)(\S+)", text, re.M):
         assert (ROOT / source).exists(), source
 
