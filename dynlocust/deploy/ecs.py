@@ -428,14 +428,15 @@ def launch(opts: LaunchOptions, clients: dict[str, Any], out: TextIO = sys.stdou
     outputs: dict[str, str] = {}
     registered: tuple[str, str] | None = None
     results_path = opts.results_dir / opts.run_id / "results.jsonl"
-    results_path.parent.mkdir(parents=True, exist_ok=True)
-    progress = Progress(out, ResultsWriter(results_path))
+    progress = Progress(out)
     out.write(f"run {opts.run_id}: creating stack {opts.stack_name}\n")
     out.flush()
     stack_requested = False
     try:
         request_stack(cfn, opts, users)
         stack_requested = True
+        results_path.parent.mkdir(parents=True, exist_ok=True)
+        progress.writer = ResultsWriter(results_path)
         outputs = wait_stack(cfn, opts)
         cluster, table = outputs["Cluster"], outputs["ResultsTable"]
         network = network_configuration(opts, outputs)
@@ -470,8 +471,10 @@ def launch(opts: LaunchOptions, clients: dict[str, Any], out: TextIO = sys.stdou
         out.flush()
         return _follow(opts, ecs, ddb, cluster, table, master, progress, timeout)
     finally:
-        _teardown(opts, clients, outputs, [master_token, *worker_tokens], registered, stack_requested, out)
-        progress.writer.close()
+        if stack_requested:  # else nothing was created: CloudFormation refused the stack itself
+            _teardown(opts, clients, outputs, [master_token, *worker_tokens], registered, out)
+        if progress.writer is not None:
+            progress.writer.close()
 
 
 def _follow(
@@ -506,13 +509,9 @@ def _teardown(
     outputs: dict[str, str],
     tokens: list[str],
     registered: tuple[str, str] | None,
-    stack_requested: bool,
     out: TextIO,
 ) -> None:
-    """Stop, deregister, delete: each step runs even if an earlier one failed; failures are printed, not raised.
-
-    A stack whose creation was refused never existed: it is neither deleted nor reported deleted.
-    """
+    """Stop, deregister, delete: each step runs even if an earlier one failed; failures are printed, not raised."""
     cluster = outputs.get("Cluster")
     steps: list[tuple[str, Callable[[], Any]]] = []
     if cluster:
@@ -524,8 +523,7 @@ def _teardown(
         )  # fmt: skip
     keep = [outputs["ResultsTable"]] if "ResultsTable" in outputs else []
     steps.append(("delete leftover tables", lambda: delete_run_tables(clients["dynamodb"], opts.run_id, keep)))
-    if stack_requested:
-        steps.append(("delete stack", lambda: delete_stack(clients["cloudformation"], opts, opts.stack_timeout)))
+    steps.append(("delete stack", lambda: delete_stack(clients["cloudformation"], opts, opts.stack_timeout)))
     for what, step in steps:
         try:
             result = step()
@@ -626,7 +624,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"dynlocust: error: {exc}", file=sys.stderr)
         return exc.exit_code
     except (BotoCoreError, ClientError) as exc:  # refused credentials, a missing permission: after the teardown
-        print(f"dynlocust: error: AWS: expected the call to be accepted, found {exc}", file=sys.stderr)
+        print(f"dynlocust: error: AWS: expected the call to be accepted, found: {exc}", file=sys.stderr)
         return DynlocustError.exit_code
 
 
