@@ -1,14 +1,14 @@
 """`dynlocust ecs run SCENARIO --workers N`: one run on Fargate, started asynchronously, torn down in `finally`.
 
-The run owns one CloudFormation stack (docker/ecs/template.yaml, shipped in the package as template.yaml beside this
-module: cluster, task definitions, roles limited to the
-run's tables, log group, service discovery, results table). The launcher never holds a connection for the length
-of the run: it creates the stack, starts the master with RunTask, registers the master's address in Cloud Map
-(workers find it as ``master.dynlocust-<run id>.local``), starts the workers, then polls the results table and
-prints windows as the master publishes them. Every call has retries off (a launch must never run twice), every
-RunTask carries a client token, and a retried launch finds the tasks it already started by their ``startedBy``
-marker before it calls RunTask at all. Whatever happens, `finally` stops the tasks, deregisters the master,
-deletes tables left behind by the run (only those tagged with its run id) and deletes the stack.
+The run owns one CloudFormation stack (docker/ecs/template.yaml, shipped in the package as template.yaml beside
+this module: cluster, task definitions, roles limited to the run's tables, log group, service discovery, results
+table). The launcher never holds a connection for the length of the run: it creates the stack, starts the master
+with RunTask, registers the master's address in Cloud Map (workers find it as ``master.dynlocust-<run id>.local``),
+starts the workers, then polls the results table and prints windows as the master publishes them. Every call has
+retries off (a launch must never run twice), every RunTask carries a client token, and a retried launch finds the
+tasks it already started by their ``startedBy`` marker before it calls RunTask at all. Whatever happens once the
+stack exists, `finally` stops the tasks, deregisters the master, deletes tables left behind by the run (only those
+tagged with its run id) and deletes the stack. Credentials and the workers' Fargate size are checked before.
 """
 
 from __future__ import annotations
