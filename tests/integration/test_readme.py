@@ -29,9 +29,10 @@ EXAMPLES = "locust -f writer.py"
 NOT_RUN = {
     "pip install": "installs from a registry; tests/integration/test_getting_started.py installs the built wheel",
     "make ": "make demo / make test: CI (.ci/run) runs the whole suite through them",
-    "dynlocust run ": "a minute or more a run; test_getting_started.py runs the quickstart by name from the wheel",
+    "dynlocust run ": "a minute or more a run; test_getting_started.py runs the quickstart by name from the wheel, "
+    "diff/test_diff_runs.py the CI recipe",
     "dynlocust compare": "minutes of measurement; tests/integration/mapper/ runs compare",
-    "dynlocust diff ": "needs earlier runs' results (results/main, $BASELINE); tests/integration/diff/ runs diff",
+    "dynlocust diff ": "needs earlier runs' results (results/main, $BASELINE); diff/test_diff_runs.py runs the recipe",
     "dynlocust ecs ": "needs AWS; tests/integration/test_ecs.py runs the launcher against moto",
     "locust -f locustfiles/scenario.py": "a fleet with placeholders (FILE, MASTER) or a web UI waiting for a browser; "
     "test_fleet.py and test_webui.py run them",
