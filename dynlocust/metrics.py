@@ -88,13 +88,15 @@ COUNTERS: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
 }
 ALWAYS_PRESENT = ("dynlocust_estimated_cost_dollars", "dynlocust_dropped_sends")
+HISTOGRAM_LABELS = ("operation", "table", "outcome")
+"""Labels of dynlocust_request_duration_seconds (the table is the scenario's logical name, as on the counters)."""
 
 Labels = tuple[str, ...]
 
 
 @dataclass
 class MetricValues:
-    """Counters and histograms as plain data: `counters[name][labels]`, `histograms[(operation, outcome)]`.
+    """Counters and histograms as plain data: `counters[name][labels]`, `histograms[(operation, table, outcome)]`.
 
     A histogram entry is `len(DURATION_BUCKETS) + 2` floats: per-bucket (not cumulative) counts, the `+Inf`
     bucket, then the sum of observed seconds.
@@ -138,9 +140,9 @@ def apply_deltas(target: MetricValues, deltas: Mapping[str, Any]) -> None:
         key = tuple(str(v) for v in labels)
         series[key] = series.get(key, 0.0) + float(delta)
     for labels, values in deltas.get("histograms", ()):
-        if len(labels) != 2 or len(values) != size:
+        if len(labels) != len(HISTOGRAM_LABELS) or len(values) != size:
             continue
-        key = (str(labels[0]), str(labels[1]))
+        key = tuple(str(v) for v in labels)
         mine = target.histograms.get(key)
         if mine is None:
             target.histograms[key] = [float(v) for v in values]
@@ -330,7 +332,7 @@ class Metrics:
         if outcome.unprocessed:
             ukey = (operation, table)
             self._unprocessed[ukey] = self._unprocessed.get(ukey, 0.0) + outcome.unprocessed
-        hkey = (operation, kind)
+        hkey = (operation, table, kind)
         histogram = self._histograms.get(hkey)
         if histogram is None:
             histogram = self._histograms[hkey] = [0.0] * (len(DURATION_BUCKETS) + 2)
@@ -465,8 +467,8 @@ class Metrics:
             yield family
         histogram = HistogramMetricFamily(
             "dynlocust_request_duration_seconds",
-            "Time from sending a DynamoDB request to its answer (or failure), by operation and outcome kind.",
-            labels=["operation", "outcome"],
+            "Time from sending a DynamoDB request to its answer (or failure), by operation, table and outcome kind.",
+            labels=list(HISTOGRAM_LABELS),
         )
         bounds = [_le(b) for b in DURATION_BUCKETS] + ["+Inf"]
         for key, values in sorted(self.values.histograms.items()):
@@ -500,17 +502,11 @@ class Metrics:
             "Index of the current (or last) window of the schedule; -1 before the first.",
             value=current.window if current is not None else -1.0,
         )
-        info = InfoMetricFamily("dynlocust_window", "The run and window being played.")
+        # One series per run and phase: the window and its rate change every window and are gauges above, so
+        # they stay out of the labels (a new series per window would grow the TSDB without bound).
+        info = InfoMetricFamily("dynlocust_window", "The run and phase being played (run_id and phase labels).")
         if current is not None and current.run_id:
-            info.add_metric(
-                [],
-                {
-                    "run_id": current.run_id,
-                    "window": str(int(current.window)),
-                    "phase": current.phase,
-                    "target_rate": f"{sum(g.target_rate for g in gauges):g}",
-                },
-            )
+            info.add_metric([], {"run_id": current.run_id, "phase": current.phase})
         yield info
 
 

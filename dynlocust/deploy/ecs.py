@@ -1,13 +1,14 @@
 """`dynlocust ecs run SCENARIO --workers N`: one run on Fargate, started asynchronously, torn down in `finally`.
 
-The run owns one CloudFormation stack (docker/ecs/template.yaml: cluster, task definitions, roles limited to the
-run's tables, log group, service discovery, results table). The launcher never holds a connection for the length
-of the run: it creates the stack, starts the master with RunTask, registers the master's address in Cloud Map
-(workers find it as ``master.dynlocust-<run id>.local``), starts the workers, then polls the results table and
-prints windows as the master publishes them. Every call has retries off (a launch must never run twice), every
-RunTask carries a client token, and a retried launch finds the tasks it already started by their ``startedBy``
-marker before it calls RunTask at all. Whatever happens, `finally` stops the tasks, deregisters the master,
-deletes tables left behind by the run (only those tagged with its run id) and deletes the stack.
+The run owns one CloudFormation stack (docker/ecs/template.yaml, shipped in the package as template.yaml beside
+this module: cluster, task definitions, roles limited to the run's tables, log group, service discovery, results
+table). The launcher never holds a connection for the length of the run: it creates the stack, starts the master
+with RunTask, registers the master's address in Cloud Map (workers find it as ``master.dynlocust-<run id>.local``),
+starts the workers, then polls the results table and prints windows as the master publishes them. Every call has
+retries off (a launch must never run twice), every RunTask carries a client token, and a retried launch finds the
+tasks it already started by their ``startedBy`` marker before it calls RunTask at all. Whatever happens once the
+stack exists, `finally` stops the tasks, deregisters the master, deletes tables left behind by the run (only those
+tagged with its run id) and deletes the stack. Credentials and the workers' Fargate size are checked before.
 """
 
 from __future__ import annotations
@@ -22,10 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from dynlocust.deploy import fargate
 from dynlocust.deploy.results_table import END_SEQ, read_records
 from dynlocust.errors import DynlocustError
 
-TEMPLATE = Path(__file__).resolve().parents[2] / "docker" / "ecs" / "template.yaml"
+TEMPLATE = Path(__file__).with_name("template.yaml")
+"""A link to docker/ecs/template.yaml in a checkout, a copy of it in the wheel (package data)."""
 RUN_TAG = "dynlocust:run-id"
 MAX_OVERRIDE_BYTES = 8192
 """RunTask's limit on the whole overrides structure; the scenario text travels in it."""
@@ -60,6 +63,8 @@ class LaunchOptions:
     timeout: float = 0.0
     stack_timeout: float = 900.0
     template: Path = TEMPLATE
+    worker_cpu: int = 1024
+    worker_memory: int = 2048
 
     @property
     def stack_name(self) -> str:
@@ -135,12 +140,14 @@ def stack_parameters(opts: LaunchOptions, users: int) -> list[dict[str, str]]:
         "WorkerCount": str(opts.workers),
         "Users": str(users),
         "VpcId": opts.vpc_id,
+        "WorkerCpu": str(opts.worker_cpu),
+        "WorkerMemory": str(opts.worker_memory),
     }
     return [{"ParameterKey": k, "ParameterValue": v} for k, v in values.items()]
 
 
-def create_stack(cfn: Any, opts: LaunchOptions, users: int) -> dict[str, str]:
-    """Create the run's stack (idempotent by client request token), wait for it, return its outputs."""
+def request_stack(cfn: Any, opts: LaunchOptions, users: int) -> None:
+    """Ask for the run's stack (idempotent by client request token); once this returns, the stack exists."""
     try:
         cfn.create_stack(
             StackName=opts.stack_name,
@@ -155,6 +162,10 @@ def create_stack(cfn: Any, opts: LaunchOptions, users: int) -> dict[str, str]:
         if _code(exc) != "AlreadyExistsException":
             raise
         # a retried launch of the same run: the stack it asked for already exists; use it
+
+
+def wait_stack(cfn: Any, opts: LaunchOptions) -> dict[str, str]:
+    """Wait until the run's stack is created; its outputs."""
 
     def status() -> dict[str, Any] | None:
         stack = cfn.describe_stacks(StackName=opts.stack_name)["Stacks"][0]
@@ -417,12 +428,16 @@ def launch(opts: LaunchOptions, clients: dict[str, Any], out: TextIO = sys.stdou
     outputs: dict[str, str] = {}
     registered: tuple[str, str] | None = None
     results_path = opts.results_dir / opts.run_id / "results.jsonl"
-    results_path.parent.mkdir(parents=True, exist_ok=True)
-    progress = Progress(out, ResultsWriter(results_path))
+    progress = Progress(out)
     out.write(f"run {opts.run_id}: creating stack {opts.stack_name}\n")
     out.flush()
+    stack_requested = False
     try:
-        outputs = create_stack(cfn, opts, users)
+        request_stack(cfn, opts, users)
+        stack_requested = True
+        results_path.parent.mkdir(parents=True, exist_ok=True)
+        progress.writer = ResultsWriter(results_path)
+        outputs = wait_stack(cfn, opts)
         cluster, table = outputs["Cluster"], outputs["ResultsTable"]
         network = network_configuration(opts, outputs)
         master = start_once(
@@ -456,8 +471,10 @@ def launch(opts: LaunchOptions, clients: dict[str, Any], out: TextIO = sys.stdou
         out.flush()
         return _follow(opts, ecs, ddb, cluster, table, master, progress, timeout)
     finally:
-        _teardown(opts, clients, outputs, [master_token, *worker_tokens], registered, out)
-        progress.writer.close()
+        if stack_requested:  # else nothing was created: CloudFormation refused the stack itself
+            _teardown(opts, clients, outputs, [master_token, *worker_tokens], registered, out)
+        if progress.writer is not None:
+            progress.writer.close()
 
 
 def _follow(
@@ -513,9 +530,10 @@ def _teardown(
         except Exception as exc:
             out.write(f"teardown: {what} failed: {exc}; check run {opts.run_id} by hand\n")
             continue
-        if isinstance(result, list) and result:
+        if what == "delete stack":
+            out.write(f"teardown: stack {opts.stack_name} deleted\n")
+        elif isinstance(result, list) and result:
             out.write(f"teardown: {what}: {', '.join(r.rsplit('/', 1)[-1] for r in result)}\n")
-    out.write(f"teardown: stack {opts.stack_name} deleted\n")
     out.flush()
 
 
@@ -541,6 +559,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--poll-interval", type=float, default=2.0, help="seconds between polls (default 2)")
     run.add_argument("--timeout", type=float, default=0.0, help="seconds before giving up (default: plan + 15 min)")
     run.add_argument("--template", type=Path, default=TEMPLATE, help="CloudFormation template")
+    run.add_argument("--worker-cpu", type=int, default=1024, help="CPU units of a worker task (default 1024)")
+    run.add_argument(
+        "--worker-memory", type=int, default=None, help="MiB of a worker task (default: the least Fargate offers)"
+    )
     return parser
 
 
@@ -550,6 +572,8 @@ def options_from(args: argparse.Namespace) -> LaunchOptions:
     subnets = tuple(s for s in args.subnets.split(",") if s)
     if not subnets:
         raise DeployError(f"--subnets: expected at least one subnet id, found {args.subnets!r}")
+    memory = fargate.default_memory(args.worker_cpu) if args.worker_memory is None else args.worker_memory
+    fargate.check_size(args.worker_cpu, memory)
     return LaunchOptions(
         scenario_path=args.scenario,
         workers=args.workers,
@@ -566,18 +590,42 @@ def options_from(args: argparse.Namespace) -> LaunchOptions:
         poll_interval=args.poll_interval,
         timeout=args.timeout,
         template=args.template,
+        worker_cpu=args.worker_cpu,
+        worker_memory=memory,
     )
+
+
+NO_CREDENTIALS = (
+    "AWS credentials: expected credentials to create the run's stack in {region}, found none (no AWS_ACCESS_KEY_ID "
+    "and AWS_SECRET_ACCESS_KEY in the environment, no profile in ~/.aws, no instance or container role); nothing was "
+    "created. Provide them as for the AWS CLI: `aws configure` or `aws sso login` with AWS_PROFILE=NAME, or export "
+    "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary ones), then run again."
+)
+
+
+def require_credentials(region: str) -> None:
+    """Refuse to start without credentials: found late, they would leave a half-made run to tear down."""
+    import boto3
+
+    if boto3.Session(region_name=region).get_credentials() is None:
+        raise DeployError(NO_CREDENTIALS.format(region=region))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`dynlocust ecs run ...`; returns the run's exit code (2 for errors the user can fix)."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
     args = build_parser().parse_args(argv)
     try:
         opts = options_from(args)
+        require_credentials(opts.region)
         return launch(opts, make_clients(opts.region, opts.endpoint_url))
     except DynlocustError as exc:
         print(f"dynlocust: error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except (BotoCoreError, ClientError) as exc:  # refused credentials, a missing permission: after the teardown
+        print(f"dynlocust: error: AWS: expected the call to be accepted, found: {exc}", file=sys.stderr)
+        return DynlocustError.exit_code
 
 
 if __name__ == "__main__":

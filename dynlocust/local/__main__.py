@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from dynlocust.errors import DynlocustError
 from dynlocust.local.config import LocalConfig
@@ -57,6 +57,43 @@ def _positive_int(text: str) -> int:
     return v
 
 
+def _table_spec(text: str) -> tuple[str, ...]:
+    parts = tuple(text.split(":"))
+    if not 2 <= len(parts) <= 3 or not all(parts):
+        raise argparse.ArgumentTypeError(
+            f"expected NAME:PARTITION_KEY or NAME:PARTITION_KEY:SORT_KEY (e.g. orders:pk:sk), found {text!r}"
+        )
+    return parts
+
+
+def create_tables(server: Any, specs: Sequence[tuple[str, ...]]) -> None:
+    """Create each ``--table`` through the endpoint's own CreateTable, before it listens (so unsigned even with
+    --verify-signatures: no client is connected yet); a refused one is a `DynlocustError` naming the option."""
+    import orjson
+
+    from dynlocust.local.server import TARGET_PREFIX
+
+    verifier, server.verifier = server.verifier, None
+    try:
+        for name, *keys in specs:
+            request = {
+                "TableName": name,
+                "BillingMode": "PAY_PER_REQUEST",
+                "AttributeDefinitions": [{"AttributeName": k, "AttributeType": "S"} for k in keys],
+                "KeySchema": [
+                    {"AttributeName": k, "KeyType": t} for k, t in zip(keys, ("HASH", "RANGE"), strict=False)
+                ],
+            }
+            headers = {"x-amz-target": f"{TARGET_PREFIX}CreateTable", "content-type": "application/x-amz-json-1.0"}
+            response = server.handle_request("POST", "/", headers, orjson.dumps(request))
+            head, _, body = response.partition(b"\r\n\r\n")
+            if not head.startswith(b"HTTP/1.1 200"):
+                found = orjson.loads(body).get("message", body.decode(errors="replace")) if body else head.decode()
+                raise DynlocustError(f"--table {':'.join([name, *keys])}: expected the table created, found {found}")
+    finally:
+        server.verifier = verifier
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="dynlocust local", description="Serve a local DynamoDB-compatible endpoint.")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
@@ -77,6 +114,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--time-scale", type=_positive, help="speed up capacity time (burst, growth) (default 1)")
     p.add_argument("--latency-model", action="store_true", help="add in-region-like latency (p50 ~4.5 ms)")
     p.add_argument("--ready-file", help="write the bound URL to this file once listening")
+    p.add_argument(
+        "--table",
+        action="append",
+        type=_table_spec,
+        default=[],
+        metavar="NAME:PK[:SK]",
+        help="create this on-demand table (string keys) before listening, e.g. orders:pk:sk; repeatable",
+    )
     d = LocalConfig()
     limits = p.add_argument_group("connection limits (a client can hold only bounded time, sockets and memory)")
     for flag, kind, what in (
@@ -160,6 +205,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     from dynlocust.local.server import LocalServer, build_capacity
 
     server = LocalServer(config, capacity=build_capacity(config))
+    try:
+        create_tables(server, args.table)
+    except DynlocustError as exc:
+        print(f"dynlocust local: error: {exc}", file=sys.stderr)
+        return exc.exit_code
     try:
         host, port = server.start()
     except OSError as exc:

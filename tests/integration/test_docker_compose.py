@@ -7,6 +7,7 @@ wherever that port appears), and paths inside the image (/app/...) become the re
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -17,12 +18,16 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
+from dynlocust.coordination import EXIT_OK, EXIT_SLO
 from dynlocust.results import read_results
-from tests.support.compose import DOCKER, compose, interpolate, option
+from dynlocust.scenario import load_scenario
+from dynlocust.scenario.catalog import SHIPPED_DIR, shipped_scenarios
+from tests.support.compose import DOCKER, compose, interpolate, option, replicas
 from tests.support.runs import ROOT
 from tests.support.scenarios import put_scenario
 
@@ -96,6 +101,8 @@ def test_the_dockerfile_runs_as_a_non_root_user_with_the_package_installed() -> 
     users = re.findall(r"^USER\s+(\S+)", text, re.M)
     assert users and users[-1] not in ("root", "0")
     assert "pip install" in text and "COPY locustfiles" in text
+    # the report extra (PNG plots): `dynlocust report` works inside the image
+    assert re.search(r'pip wheel .*"\.\[report\]"', text) and re.search(r'pip install .*"dynlocust\[report\]"', text)
     for source in re.findall(r"^COPY (?!--from)(\S+)", text, re.M):
         assert (ROOT / source).exists(), source
 
@@ -156,6 +163,39 @@ def processes() -> Iterator[list[subprocess.Popen[bytes]]]:
                 proc.wait(5)
 
 
+class Services:
+    """compose.yaml's services started as local processes: its arguments and environment, ports made free, paths
+    inside the image mapped to the checkout (scenarios to ``scenarios``, results to ``tmp_path/results``)."""
+
+    def __init__(
+        self, tmp_path: Path, scenarios: Path, settings: dict[str, str], processes: list[subprocess.Popen[bytes]]
+    ) -> None:
+        self.tmp_path, self.settings, self.processes = tmp_path, settings, processes
+        self.ports = {port: free_port() for port in CONTAINER_PORTS}
+        self.paths = {"/app/scenarios": str(scenarios), "/app/results": str(tmp_path / "results"), "/app/": f"{ROOT}/"}
+
+    def start(self, name: str, log: str, extra: list[str] | None = None) -> subprocess.Popen[bytes]:
+        service = compose()["services"][name]
+        env = {**os.environ, **{k: str(v) for k, v in service.get("environment", {}).items()}}
+        args = localize(service["command"], self.settings, self.ports, self.paths) + (extra or [])
+        with open(self.tmp_path / log, "wb") as out:
+            proc = subprocess.Popen(args, cwd=self.tmp_path, env=env, stdout=out, stderr=subprocess.STDOUT)
+        self.processes.append(proc)
+        return proc
+
+    def start_endpoint_and_master(self, run_id: str) -> tuple[subprocess.Popen[bytes], subprocess.Popen[bytes]]:
+        endpoint = self.start("endpoint", "endpoint.log")
+        wait_port(self.ports[8000], endpoint)
+        # the master binds its worker port to all interfaces by default; on this machine, loopback only
+        master = self.start("master", "master.log", ["--master-bind-host", "127.0.0.1", "--run-id", run_id])
+        wait_port(self.ports[5557], master)
+        return endpoint, master
+
+    def start_workers(self) -> list[subprocess.Popen[bytes]]:
+        count = replicas(compose()["services"]["worker"], self.settings)
+        return [self.start("worker", f"worker-{i}.log") for i in range(count)]
+
+
 @pytest.mark.slow
 def test_the_services_run_as_local_processes_with_the_compose_arguments(
     tmp_path: Path, processes: list[subprocess.Popen[bytes]]
@@ -164,24 +204,9 @@ def test_the_services_run_as_local_processes_with_the_compose_arguments(
     scenarios.mkdir()
     (scenarios / "short.yaml").write_text(SHORT)
     settings = {"SCENARIO": "short.yaml", "WORKERS": "2", "USERS": "8"}
-    ports = {port: free_port() for port in CONTAINER_PORTS}
-    paths = {"/app/scenarios": str(scenarios), "/app/results": str(tmp_path / "results"), "/app/": f"{ROOT}/"}
-    services = compose()["services"]
-
-    def start(name: str, log: str, extra: list[str] | None = None) -> subprocess.Popen[bytes]:
-        service = services[name]
-        env = {**os.environ, **{k: str(v) for k, v in service.get("environment", {}).items()}}
-        args = localize(service["command"], settings, ports, paths) + (extra or [])
-        with open(tmp_path / log, "wb") as out:
-            proc = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=out, stderr=subprocess.STDOUT)
-        processes.append(proc)
-        return proc
-
-    endpoint = start("endpoint", "endpoint.log")
-    wait_port(ports[8000], endpoint)
-    # the master binds its worker port to all interfaces by default; on this machine, loopback only
-    master = start("master", "master.log", ["--master-bind-host", "127.0.0.1", "--run-id", "compose"])
-    wait_port(ports[5557], master)
+    fleet = Services(tmp_path, scenarios, settings, processes)
+    ports, services = fleet.ports, compose()["services"]
+    _, master = fleet.start_endpoint_and_master("compose")
     prometheus = None
     if PROMETHEUS.exists():
         config = yaml.safe_load((DOCKER / "prometheus" / "prometheus.yml").read_text())
@@ -193,7 +218,7 @@ def test_the_services_run_as_local_processes_with_the_compose_arguments(
             prometheus = subprocess.Popen([str(PROMETHEUS), *args], cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT)
         processes.append(prometheus)
         wait_port(ports[9090], prometheus)
-    workers = [start("worker", f"worker-{i}.log") for i in range(int(settings["WORKERS"]))]
+    workers = fleet.start_workers()
     try:
         master.wait(90)
     except subprocess.TimeoutExpired:
@@ -213,3 +238,110 @@ def test_the_services_run_as_local_processes_with_the_compose_arguments(
             result = json.load(response)["data"]["result"]
         # the master is gone by now; Prometheus scraped it successfully while it ran (a scrape every second)
         assert [(r["metric"]["job"], r["value"][1]) for r in result] == [("dynlocust", "1")]
+
+
+# -- every shipped local scenario: the compose fleet against `dynlocust run` --------------------------------------
+
+SHIPPED_LOCAL = [s.name for s in shipped_scenarios() if s.target == "local"]
+CAPACITY_FIELDS = (
+    "billing_mode", "read_ceiling", "write_ceiling", "read_burst", "write_burst", "max_read", "max_write",
+)  # fmt: skip
+"""What a table's emulated capacity is at creation (the endpoint's capacity_scale and time_scale applied)."""
+WINDOW = "6s"
+
+
+def shrunk(name: str) -> str:
+    """The shipped scenario with every window 6 s (a hold two of them) and 2 s bins: the same tables, workload,
+    rates, capacity and SLOs, in a bounded time."""
+    scenario = yaml.safe_load((SHIPPED_DIR / f"{name}.yaml").read_text())
+    for phase in scenario["phases"]:
+        for kind in ("ramp", "hold"):
+            if kind in phase:
+                phase[kind]["window"] = WINDOW
+        if "hold" in phase:
+            phase["hold"]["duration"] = "12s"
+        for step in phase.get("steps", []):
+            step["window"] = WINDOW
+    scenario["bin"] = "2s"
+    return yaml.safe_dump(scenario, sort_keys=False)
+
+
+def capacity_at_creation(url: str, table: str, proc: subprocess.Popen[bytes], timeout: float = 120) -> dict[str, Any]:
+    """The endpoint's capacity figures of ``table`` as soon as it exists (before growth could change them)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        with contextlib.suppress(OSError, ValueError):
+            with urllib.request.urlopen(f"{url}/_dynlocust/stats", timeout=5) as response:
+                capacity = json.load(response).get("capacity", {})
+            if table in capacity:
+                return {k: capacity[table].get(k) for k in CAPACITY_FIELDS}
+        time.sleep(0.1)
+    raise AssertionError(f"table {table} not seen on {url} within {timeout} s (process exit code {proc.poll()})")
+
+
+def embedded_url(log: Path, proc: subprocess.Popen[bytes], timeout: float = 60) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        found = re.search(r"embedded local endpoint at (http://127\.0\.0\.1:\d+)", log.read_text(errors="replace"))
+        if found:
+            return found.group(1)
+        time.sleep(0.1)
+    raise AssertionError(f"no embedded endpoint in the log: {log.read_text(errors='replace')[-3000:]}")
+
+
+def played(results: Path) -> tuple[list[tuple[Any, ...]], dict[str, str], list[dict[str, Any]]]:
+    """(the plan's windows, the tables, the closed windows) of a finished run."""
+    records = read_results(results)
+    run = records[0]
+    plan = [(w["index"], w["duration"], w["rate"], w["phase"]) for w in run["windows"]]
+    assert records[-1]["type"] == "end", records[-1]
+    return plan, run["tables"], [r for r in records if r["type"] == "window"]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("name", SHIPPED_LOCAL)
+def test_a_shipped_local_scenario_runs_on_the_compose_fleet_as_under_dynlocust_run(
+    name: str, tmp_path: Path, processes: list[subprocess.Popen[bytes]]
+) -> None:
+    scenarios = tmp_path / "scenarios"
+    scenarios.mkdir()
+    (scenarios / f"{name}.yaml").write_text(shrunk(name))
+    concurrency = load_scenario(scenarios / f"{name}.yaml").concurrency
+
+    # `dynlocust run`: one process, the embedded endpoint it starts from the scenario's target.local
+    alone_log = tmp_path / "alone.log"
+    with open(alone_log, "wb") as out:
+        alone = subprocess.Popen(
+            [str(Path(sys.executable).with_name("dynlocust")), "run", str(scenarios / f"{name}.yaml"),
+             "--run-id", "alone", "--results-dir", str(tmp_path / "alone"), "--loglevel", "INFO"],
+            cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    processes.append(alone)
+    url = embedded_url(alone_log, alone)
+    tables = [t["name"] for t in yaml.safe_load((scenarios / f"{name}.yaml").read_text())["tables"]]
+    alone_capacity = {t: capacity_at_creation(url, f"{t}-alone", alone) for t in tables}
+    assert alone.wait(300) in (EXIT_OK, EXIT_SLO), alone_log.read_text()[-3000:]  # 3: an SLO, on a busy machine
+
+    # compose: the endpoint service, the master, WORKERS workers; USERS gives each worker the scenario's concurrency
+    settings = {"SCENARIO": f"{name}.yaml", "WORKERS": "2", "USERS": str(2 * concurrency)}
+    fleet = Services(tmp_path, scenarios, settings, processes)
+    endpoint, master = fleet.start_endpoint_and_master("compose")
+    workers = fleet.start_workers()
+    endpoint_url = f"http://127.0.0.1:{fleet.ports[8000]}"
+    fleet_capacity = {t: capacity_at_creation(endpoint_url, f"{t}-compose", master) for t in tables}
+    assert master.wait(300) in (EXIT_OK, EXIT_SLO), (tmp_path / "master.log").read_text()[-3000:]
+    for worker in workers:
+        worker.wait(30)
+
+    # the same capacity: the endpoint service took capacity_scale and time_scale from the scenario, as run does
+    assert fleet_capacity == alone_capacity
+    assert all(c["write_ceiling"] < 4000 for c in fleet_capacity.values())  # scaled, not a full-size table
+    # the same plan, played whole by each: every window closed, in compose by both workers
+    alone_plan, alone_tables, alone_windows = played(tmp_path / "alone" / "alone" / "results.jsonl")
+    fleet_plan, fleet_tables, fleet_windows = played(tmp_path / "results" / "compose" / "results.jsonl")
+    assert fleet_plan == alone_plan and sorted(fleet_tables) == sorted(alone_tables) == sorted(tables)
+    assert [w["index"] for w in fleet_windows] == [w["index"] for w in alone_windows] == [p[0] for p in alone_plan]
+    assert not any(w["partial"] for w in alone_windows + fleet_windows)
+    assert all(sorted(w["workers"]) == ["0", "1"] for w in fleet_windows)
+    assert endpoint.poll() is None  # the endpoint service outlives the run, as a compose service does

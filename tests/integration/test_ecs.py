@@ -47,6 +47,16 @@ CREDENTIALS = {"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local", "
 
 @pytest.fixture
 def moto_url() -> Iterator[str]:
+    yield from moto_server({})
+
+
+@pytest.fixture
+def moto_checking_credentials() -> Iterator[str]:
+    """moto with its IAM checks on from the first call: keys it never issued are refused, as AWS refuses them."""
+    yield from moto_server({"INITIAL_NO_AUTH_ACTION_COUNT": "0"})
+
+
+def moto_server(env: dict[str, str]) -> Iterator[str]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -54,6 +64,7 @@ def moto_url() -> Iterator[str]:
         [str(Path(sys.executable).with_name("moto_server")), "-H", "127.0.0.1", "-p", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        env={**os.environ, **env},
     )
     try:
         deadline = time.monotonic() + 20
@@ -254,3 +265,50 @@ def test_a_master_that_stops_without_an_end_record_is_reported_and_torn_down(mot
     assert "window 1/2" in out and "master stopped without an end record" in out and "1 windows received" in out
     assert sd.list_instances(ServiceId=service)["Instances"] == []
     assert f"dynlocust-results-{run_id}" not in ddb.list_tables()["TableNames"]
+
+
+def test_a_launch_without_credentials_creates_nothing_and_says_how_to_provide_them(
+    moto_url: str, tmp_path: Path
+) -> None:
+    scenario = tmp_path / "scenario.yaml"
+    scenario.write_text(SCENARIO)
+    no_aws = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    missing = str(tmp_path / "missing")
+    env = {**no_aws, "AWS_CONFIG_FILE": missing, "AWS_SHARED_CREDENTIALS_FILE": missing,
+           "AWS_EC2_METADATA_DISABLED": "true", "PYTHONPATH": str(ROOT)}  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "dynlocust.cli", "ecs", "run", str(scenario), "--workers", "2", "--image", "img",
+         "--vpc-id", "vpc-1", "--subnets", "subnet-1", "--endpoint-url", moto_url, "--run-id", "t4-nocred",
+         "--results-dir", str(tmp_path / "results")],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stdout == "" and len(proc.stderr.strip().splitlines()) == 1, proc.stderr  # one paragraph
+    assert (
+        proc.stderr.startswith("dynlocust: error: AWS credentials: expected credentials")
+        and "found none" in proc.stderr
+    )
+    assert "AWS_ACCESS_KEY_ID" in proc.stderr and "AWS_PROFILE" in proc.stderr and "Traceback" not in proc.stderr
+    stacks = client("cloudformation", moto_url).list_stacks()["StackSummaries"]
+    assert stacks == [] and not (tmp_path / "results").exists()  # nothing created, here or there
+
+
+def test_refused_credentials_are_one_clean_line_and_nothing_is_torn_down(
+    moto_checking_credentials: str, tmp_path: Path
+) -> None:
+    scenario = tmp_path / "scenario.yaml"
+    scenario.write_text(SCENARIO)
+    proc = subprocess.run(
+        [sys.executable, "-m", "dynlocust.cli", "ecs", "run", str(scenario), "--workers", "2", "--image", "img",
+         "--vpc-id", "vpc-1", "--subnets", "subnet-1", "--endpoint-url", moto_checking_credentials,
+         "--run-id", "t5-refused", "--results-dir", str(tmp_path / "results")],
+        cwd=tmp_path, env={**os.environ, **CREDENTIALS, "PYTHONPATH": str(ROOT)},
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stdout == "run t5-refused: creating stack dynlocust-t5-refused\n"  # no teardown of what never was
+    assert proc.stderr.startswith("dynlocust: error: AWS: expected the call to be accepted, found: An error")
+    assert (
+        "CreateStack" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+    )
+    assert not (tmp_path / "results").exists()

@@ -105,7 +105,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     source.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(ROOT / name, source / name)
-    for name in ("dynlocust", "scenarios"):
+    for name in ("dynlocust", "scenarios", "docker/ecs"):  # the last two: targets of links in dynlocust/
         shutil.copytree(ROOT / name, source / name, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
     quiet = {"capture_output": True, "text": True, "timeout": 600}
     built = subprocess.run(
@@ -179,3 +179,15 @@ def test_the_starter_runs_as_written(installed: Installed) -> None:
     assert run.returncode == 0, run.stderr[-3000:]
     (report,) = REPORT_LINE.findall(run.stdout)
     assert (here / report).is_file()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_the_wheel_carries_the_ecs_template(installed: Installed) -> None:
+    here = installed.empty_dir("ecs-template")
+    code = "from dynlocust.deploy.ecs import TEMPLATE, load_template; load_template(); print(TEMPLATE)"
+    proc = installed.run("python", "-c", code, cwd=here, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    template = Path(proc.stdout.strip())
+    assert template.is_relative_to(installed.work / "venv") and not template.is_symlink()  # a copy, in the wheel
+    assert template.read_text() == (ROOT / "docker" / "ecs" / "template.yaml").read_text()

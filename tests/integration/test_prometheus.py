@@ -132,11 +132,19 @@ def run_totals(results: Path) -> dict[str, float]:
     return totals
 
 
-def dashboard_queries() -> list[tuple[str, str]]:
+def dashboard_queries(variables: dict[str, str]) -> list[tuple[str, str]]:
+    """Every panel's and annotation's PromQL, with the dashboard's variables set to ``variables``."""
     dashboard = json.loads(DASHBOARD.read_text())
     queries = [(f"{p['title']} / {t['refId']}", t["expr"]) for p in dashboard["panels"] for t in p["targets"]]
     queries += [(f"annotation {a['name']}", a["expr"]) for a in dashboard["annotations"]["list"] if "expr" in a]
-    return [(name, expr.replace("$__rate_interval", "5s").replace("$__interval", "2s")) for name, expr in queries]
+    values = {"$__rate_interval": "5s", "$__interval": "2s", **{f"${k}": v for k, v in variables.items()}}
+    out = []
+    for name, expr in queries:
+        for variable, value in values.items():
+            expr = expr.replace(variable, value)
+        assert "$" not in expr, f"{name}: a variable the test does not set: {expr}"
+        out.append((name, expr))
+    return out
 
 
 def stop_group(proc: subprocess.Popen[Any], grace: float = 15.0) -> None:
@@ -234,5 +242,20 @@ def test_prometheus_scrapes_a_throttled_run(prometheus: tuple[Prometheus, int], 
     tables = prom.get("/api/v1/label/table/values", start=started, end=ended)
     assert tables == ["items"], "table labels must be the scenario's logical names"
 
-    empty = [name for name, expr in dashboard_queries() if not prom.range(expr, started, ended)]
+    # the latency histogram carries the logical table name too
+    latency = prom.get("/api/v1/series", **{"match[]": "dynlocust_request_duration_seconds_count", "start": started})
+    assert latency and {s["table"] for s in latency} == {"items"}
+    # dynlocust_window_info: a series for the run's one phase (and one before it begins), however many windows
+    info = prom.get("/api/v1/series", **{"match[]": "dynlocust_window_info", "start": started, "end": ended})
+    phases = sorted((s["run_id"], s.get("phase", "")) for s in info)
+    assert phases in ([("prom-e2e", "ramp")], [("prom-e2e", ""), ("prom-e2e", "ramp")]), info
+    assert prom.scalar("max_over_time(dynlocust_window_index[5m])", ended) == 2  # three windows: 0, 1, 2
+
+    # every panel has data with the dashboard's variables set to this run, its instance and its table ...
+    this_run = {"run_id": "prom-e2e", "instance": f"127.0.0.1:{metrics_port}", "table": "items"}
+    empty = [name for name, expr in dashboard_queries(this_run) if not prom.range(expr, started, ended)]
     assert not empty, f"dashboard queries without data: {empty}"
+    # ... and none with another run's id (the unprocessed-items panel shows 0 by design)
+    another = dashboard_queries({**this_run, "run_id": "another-run"})
+    leaked = [name for name, expr in another if "vector(0)" not in expr and prom.range(expr, started, ended)]
+    assert not leaked, f"dashboard queries with data from a run not selected: {leaked}"

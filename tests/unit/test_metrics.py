@@ -192,7 +192,8 @@ def test_latency_lands_in_the_smallest_bucket_that_holds_it(ms: float, le: str) 
     bounds = [m._le(b) for b in m.DURATION_BUCKETS] + ["+Inf"]
     first = next(b for b in bounds if buckets[b] == 1)
     assert first == le
-    assert value(metrics, "dynlocust_request_duration_seconds_sum", operation="PutItem", outcome="ok") == ms / 1000
+    sum_labels = {"operation": "PutItem", "table": "items", "outcome": "ok"}  # the logical table name
+    assert value(metrics, "dynlocust_request_duration_seconds_sum", **sum_labels) == ms / 1000
 
 
 def test_buckets_resolve_one_to_fifty_milliseconds() -> None:
@@ -260,7 +261,7 @@ def test_apply_deltas_ignores_unknown_or_malformed_entries() -> None:
         values,
         {
             "counters": [["not_a_metric", ["a"], 1], ["dynlocust_requests", ["too", "few"], 1]],
-            "histograms": [[["PutItem", "ok"], [1.0]]],
+            "histograms": [[["PutItem", "ok"], [1.0]], [["PutItem", "items", "ok"], [1.0]]],
         },
     )
     assert values.counters["dynlocust_requests"] == {} and values.histograms == {}
@@ -287,8 +288,11 @@ def test_run_gauges_offered_rate_and_dropped_sends() -> None:
     assert value(metrics, "dynlocust_client_bound", worker="0") == 1
     assert value(metrics, "dynlocust_dropped_sends_total") == 4
     assert value(metrics, "dynlocust_window_index") == 1
-    info = {"run_id": "r1", "window": "1", "phase": "ramp", "target_rate": "80"}
-    assert value(metrics, "dynlocust_window_info", **info) == 1
+    # one series per run and phase: the window and its rate are the gauges above, not labels
+    assert value(metrics, "dynlocust_window_info", run_id="r1", phase="ramp") == 1
+    assert [k for k in samples(metrics) if k[0] == "dynlocust_window_info"] == [
+        ("dynlocust_window_info", (("phase", "ramp"), ("run_id", "r1")))
+    ]
     now[0] += 1.0
     metrics.sample(sample(sent=200, dropped=6))
     assert value(metrics, "dynlocust_dropped_sends_total") == 6  # a counter: adds the difference
@@ -408,7 +412,7 @@ def test_dashboard_uses_the_provisioned_datasource_and_only_exposed_metrics() ->
     provisioned = yaml.safe_load(
         (ROOT / "docker" / "grafana" / "provisioning" / "datasources" / "prometheus.yml").read_text()
     )
-    uids = {d["uid"] for d in provisioned["datasources"]}
+    types = {d["type"] for d in provisioned["datasources"]}
     metrics = new_metrics()
     fire(metrics, throttle())
     fire(metrics, classify(OK_PUT), response=OK_PUT)
@@ -421,6 +425,8 @@ def test_dashboard_uses_the_provisioned_datasource_and_only_exposed_metrics() ->
     exprs += [a["expr"] for a in dashboard["annotations"]["list"] if "expr" in a]
     assert len(dashboard["panels"]) >= 8
     for panel in dashboard["panels"]:
-        assert panel["datasource"]["uid"] in uids and panel["targets"], panel["title"]
+        # the ${DS_PROMETHEUS} input, resolved on provisioning by the datasource variable of that name
+        assert panel["datasource"] == {"type": "prometheus", "uid": "${DS_PROMETHEUS}"} and panel["targets"]
+        assert panel["datasource"]["type"] in types, panel["title"]
     used = {name for expr in exprs for name in re.findall(r"dynlocust_[a-z_]+", expr)}
     assert used and used <= exposed, used - exposed

@@ -129,3 +129,20 @@ def test_the_template_passes_cfn_lint() -> None:
         pytest.skip("cfn-lint is not installed (pip install cfn-lint)")
     result = subprocess.run([cfn_lint, str(ecs.TEMPLATE)], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_template_ships_in_the_package_and_is_the_docker_ecs_file() -> None:
+    assert ecs.TEMPLATE.parent == Path(ecs.__file__).parent  # found beside the module, in a wheel as in a checkout
+    root = Path(__file__).resolve().parents[3]
+    assert ecs.TEMPLATE.read_text() == (root / "docker" / "ecs" / "template.yaml").read_text()
+
+
+def test_the_master_opens_its_metrics_port() -> None:
+    resources = ecs.load_template()["Resources"]
+    master = resources["MasterTaskDefinition"]["Properties"]["ContainerDefinitions"][0]
+    env = {e["Name"]: e["Value"] for e in master["Environment"]}
+    assert (env["DYNLOCUST_METRICS_HOST"], env["DYNLOCUST_METRICS_PORT"]) == ("0.0.0.0", "9646")
+    assert {"ContainerPort": 9646, "Protocol": "tcp"} in master["PortMappings"]
+    ingress = [r["Properties"] for r in resources.values() if r["Type"] == "AWS::EC2::SecurityGroupIngress"]
+    metrics = [p for p in ingress if p["FromPort"] == p["ToPort"] == 9646]
+    assert {"SourceSecurityGroupId" in p or "CidrIp" in p for p in metrics} == {True} and len(metrics) == 2

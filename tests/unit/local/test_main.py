@@ -1,10 +1,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import orjson
 import pytest
 
-from dynlocust.local.__main__ import build_parser, config_from_args, main
+from dynlocust.local.__main__ import build_parser, config_from_args, create_tables, main
+from dynlocust.local.server import LocalServer
 from tests.support.scenarios import put_scenario, write_scenario
 
 
@@ -104,3 +107,51 @@ def test_a_remote_scenario_is_a_clean_error(tmp_path: Path, capsys: pytest.Captu
     assert main(["--port", "0", "--scenario", str(scenario)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "expected target.local" in err and str(scenario) in err
+
+
+def describe(server: LocalServer, name: str) -> dict[str, Any]:
+    headers = {"x-amz-target": "DynamoDB_20120810.DescribeTable"}
+    response = server.handle_request("POST", "/", headers, orjson.dumps({"TableName": name}))
+    head, _, body = response.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200"), response
+    return dict(orjson.loads(body)["Table"])
+
+
+def test_table_options_create_tables_before_the_endpoint_serves() -> None:
+    args = build_parser().parse_args(["--table", "orders:pk:sk", "--table", "events:id"])
+    assert args.table == [("orders", "pk", "sk"), ("events", "id")]
+    server = LocalServer(config_from_args(args))
+    create_tables(server, args.table)
+    for name, keys in (("orders", [("pk", "HASH"), ("sk", "RANGE")]), ("events", [("id", "HASH")])):
+        table = describe(server, name)
+        assert [(k["AttributeName"], k["KeyType"]) for k in table["KeySchema"]] == keys
+        assert table["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
+
+
+def test_tables_are_created_with_verify_signatures_and_clients_are_still_verified(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("DYNLOCUST_LOCAL_ACCESS_KEY_ID", "k")
+    monkeypatch.setenv("DYNLOCUST_LOCAL_SECRET_ACCESS_KEY", "s")
+    args = build_parser().parse_args(["--table", "orders:pk", "--verify-signatures"])
+    server = LocalServer(config_from_args(args))
+    verifier = server.verifier
+    create_tables(server, args.table)
+    assert verifier is not None and server.verifier is verifier
+    with pytest.raises(AssertionError, match=r"HTTP/1\.1 4"):
+        describe(server, "orders")  # an unsigned client is refused
+
+
+def test_a_malformed_table_option_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--table", "orders"])
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and len(err.strip().splitlines()) == 1
+    assert "argument --table: expected NAME:PARTITION_KEY or NAME:PARTITION_KEY:SORT_KEY (e.g. orders:pk:sk)" in err
+
+
+def test_a_refused_table_is_one_line_and_exit_2_before_listening(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--table", "ab:pk", "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dynlocust local: error: --table ab:pk: expected the table created, found 1 validation")
+    assert len(err.strip().splitlines()) == 1

@@ -1,0 +1,176 @@
+"""README.md's code blocks, run as written: every Python block is a locustfile run against the endpoint the README
+starts (with the table it creates), and every shell command either runs here (bounded: ports made free, durations
+cut) or is listed with the reason it does not and the test that runs its like instead."""
+
+from __future__ import annotations
+
+import csv
+import re
+import shlex
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.runs import ROOT
+
+README = ROOT / "README.md"
+RUN = ("dynlocust scenarios", "dynlocust init ", "dynlocust validate ")
+"""Commands run to completion here; each must exit 0."""
+SERVE = "dynlocust local"
+"""Servers: started on a free port, asked for their health, stopped."""
+EXAMPLES = "locust -f writer.py"
+"""Locust on the README's locustfiles: run on each Python block, for 3 s instead of 30."""
+NOT_RUN = {
+    "pip install": "installs from a registry; tests/integration/test_getting_started.py installs the built wheel",
+    "make ": "make demo / make test: CI (.ci/run) runs the whole suite through them",
+    "dynlocust run ": "a minute or more a run; test_getting_started.py runs the quickstart by name from the wheel, "
+    "diff/test_diff_runs.py the CI recipe",
+    "dynlocust compare": "minutes of measurement; tests/integration/mapper/ runs compare",
+    "dynlocust diff ": "needs earlier runs' results (results/main, $BASELINE); diff/test_diff_runs.py runs the recipe",
+    "dynlocust ecs ": "needs AWS; tests/integration/test_ecs.py runs the launcher against moto",
+    "locust -f locustfiles/scenario.py": "a fleet with placeholders (FILE, MASTER) or a web UI waiting for a browser; "
+    "test_fleet.py and test_webui.py run them",
+    "WORKERS=": "needs a Docker engine; test_docker_compose.py runs compose's commands as processes",
+    **dict.fromkeys(
+        ("export CONTAINERS_CONF", "podman ", "docker/podman/", "echo ", "in_pod=", "app=", "S=", "$app ", "$in_pod ",
+         "for i in", "done"),
+        "root, podman and an image build; tests/integration/test_containers.py runs them",
+    ),
+}  # fmt: skip
+
+
+def fences() -> list[tuple[str, str]]:
+    """(language, text) of every fenced block."""
+    return [(m[1], m[2]) for m in re.finditer(r"^```(\w*)\n(.*?)^```", README.read_text(), re.S | re.M)]
+
+
+def commands(text: str) -> list[str]:
+    """The command lines of a shell block: continuations joined, comments and blank lines left out."""
+    out = []
+    for line in text.replace("\\\n", " ").splitlines():
+        line = re.split(r"\s+# ", line, maxsplit=1)[0].strip()
+        if line and not line.startswith(("#", "|")):
+            out.append(line)
+    return out
+
+
+def shell_commands() -> list[str]:
+    return [c for lang, text in fences() if lang in ("", "sh") for c in commands(text)]
+
+
+def python_blocks() -> list[str]:
+    return [text for lang, text in fences() if lang == "python"]
+
+
+def executable(argv: list[str]) -> list[str]:
+    """The venv's own `dynlocust` / `locust`, as an installed package puts them on PATH."""
+    return [str(Path(sys.executable).with_name(argv[0])), *argv[1:]]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_every_readme_command_runs_here_or_says_why_not() -> None:
+    found = shell_commands()
+    assert any(c.startswith(RUN) for c in found) and any(c.startswith(SERVE) for c in found)
+    unexplained = [c for c in found if not c.startswith((*RUN, SERVE, EXAMPLES, *NOT_RUN))]
+    assert not unexplained, f"README commands neither run by this test nor listed in NOT_RUN: {unexplained}"
+
+
+@pytest.mark.parametrize("line", [c for c in shell_commands() if c.startswith(RUN)])
+def test_a_readme_command_runs_as_written(line: str, tmp_path: Path) -> None:
+    argv = shlex.split(line)
+    cwd = ROOT if any(a.startswith("scenarios/") for a in argv) else tmp_path  # paths are the checkout's
+    proc = subprocess.run(executable(argv), cwd=cwd, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+
+
+class Endpoint:
+    """A README `dynlocust local ...` line, on a free port instead of 8000."""
+
+    def __init__(self, line: str, tmp_path: Path) -> None:
+        self.port = free_port()
+        argv = shlex.split(line)
+        argv = [str(self.port) if a == "8000" else a for a in argv]
+        if "--port" not in argv:
+            argv += ["--port", str(self.port)]
+        ready = tmp_path / f"ready-{self.port}"
+        self.log = tmp_path / f"endpoint-{self.port}.log"
+        with open(self.log, "wb") as log:
+            self.proc = subprocess.Popen(
+                executable([*argv, "--ready-file", str(ready)]), cwd=ROOT, stdout=log, stderr=subprocess.STDOUT
+            )
+        deadline = time.monotonic() + 30
+        while not ready.exists():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise AssertionError(f"{line}: not listening within 30 s: {self.log.read_text()[-2000:]}")
+            time.sleep(0.05)
+        self.url = ready.read_text().strip()
+        assert self.url == f"http://127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)
+
+
+@pytest.fixture
+def endpoints(tmp_path: Path) -> Iterator[list[Endpoint]]:
+    started: list[Endpoint] = []
+    try:
+        yield started
+    finally:
+        for endpoint in started:
+            endpoint.stop()
+
+
+@pytest.mark.parametrize("line", [c for c in shell_commands() if c.startswith(SERVE)])
+def test_a_readme_endpoint_command_serves(line: str, tmp_path: Path, endpoints: list[Endpoint]) -> None:
+    endpoints.append(Endpoint(line, tmp_path))
+    with urllib.request.urlopen(endpoints[-1].url + "/", timeout=5) as response:
+        assert response.status == 200 and response.read().startswith(b"healthy")
+
+
+@pytest.mark.slow
+def test_every_readme_locustfile_runs_against_the_endpoint_the_readme_starts(
+    tmp_path: Path, endpoints: list[Endpoint]
+) -> None:
+    # the first example and the two commands right after it: the endpoint (with its table), then Locust
+    blocks = fences()
+    first = next(i for i, (lang, _) in enumerate(blocks) if lang == "python")
+    serve, run = commands(blocks[first + 1][1])
+    assert serve.startswith(SERVE) and run.startswith(EXAMPLES)
+    endpoints.append(Endpoint(serve, tmp_path))
+    port = endpoints[-1].port
+    examples = python_blocks()
+    assert len(examples) >= 4  # DynamoDBUser, then the repository, PynamoDB and boto3 Table mappers
+    for i, example in enumerate(examples):
+        locustfile = tmp_path / f"example_{i}.py"
+        locustfile.write_text(example)
+        stats = tmp_path / f"example_{i}"
+        argv = shlex.split(run.replace("writer.py", str(locustfile)).replace(":8000", f":{port}"))
+        argv = ["3s" if a == "30s" else a for a in argv]  # bounded: the same run, shorter
+        assert "3s" in argv and "--headless" in argv
+        proc = subprocess.run(
+            executable([*argv, "--csv", str(stats)]), cwd=tmp_path, capture_output=True, text=True, timeout=120
+        )
+        assert proc.returncode == 0, f"example {i}: {proc.stderr[-3000:]}"
+        with open(f"{stats}_stats.csv", newline="") as f:
+            rows = [row for row in csv.DictReader(f) if row["Name"] != "Aggregated"]
+        assert rows, f"example {i} made no request"
+        for row in rows:  # every request the example makes succeeded, on the table the endpoint created
+            assert int(row["Request Count"]) > 0 and int(row["Failure Count"]) == 0, (i, row)
