@@ -13,7 +13,6 @@ imported (and its listeners registered) exactly once, whichever entry point is u
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import secrets
 import sys
@@ -37,7 +36,7 @@ from dynlocust.deploy import results_table
 from dynlocust.errors import DynlocustError
 from dynlocust.fast_users import shared_fast_client
 from dynlocust.runner import ScenarioRun
-from dynlocust.scenario import load_scenario
+from dynlocust.scenario import scale
 from dynlocust.scenario.model import RemoteTarget, Scenario
 from dynlocust.scenario.plan import build_plan
 from dynlocust.tables import TableManager
@@ -122,10 +121,10 @@ def _init(environment: Any) -> None:
     if not settings.scenario:
         _fail("--scenario: expected a scenario YAML file (or DYNLOCUST_SCENARIO), found none")
     try:
-        scenario = load_scenario(settings.scenario)
+        scenario = scale.load(settings.scenario, settings.scaling)
     except DynlocustError as exc:
         _fail(str(exc))
-    digest = hashlib.sha256(Path(settings.scenario).read_bytes()).hexdigest()
+    digest = scale.digest(settings.scenario, settings.scaling)
     state = RunState(scenario, digest)
     _STATES[environment] = state
     runner = environment.runner

@@ -34,6 +34,7 @@ from dynlocust.scenario.model import (
     ZipfKeys,
 )
 from dynlocust.scenario.plan import Plan, Window, WorkerWindow, build_plan, split_requests
+from dynlocust.scenario.scale import Scaling
 
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
 
@@ -97,8 +98,11 @@ def _keys(spec: KeySpec | None) -> str:
     return f"{name} over {spec.keyspace:,} keys" if spec.keyspace else name
 
 
-def describe(scenario: Scenario) -> str:
-    """A short human summary: target, tables, operation mix, windows, duration, planned requests."""
+def describe(scenario: Scenario, scaling: Scaling | None = None) -> str:
+    """A short human summary: target, tables, operation mix, windows, duration, planned requests, and the estimate of
+    what it costs; with the `scaling` it was loaded with, if any."""
+    from dynlocust.scenario.estimate import estimate
+
     sc = scenario
     plan = build_plan(sc, t0=0.0)
     if isinstance(sc.target, LocalTarget):
@@ -107,6 +111,8 @@ def describe(scenario: Scenario) -> str:
         parts = [f"{k} {v}" for k, v in vars(sc.target).items() if v]
         target = "remote (" + (", ".join(parts) or "endpoint and region from options") + ")"
     lines = [f"scenario {sc.name} ({sc.source}): valid", f"  target: {target}; transport {sc.transport}"]
+    if scaling is not None and not scaling.is_identity:
+        lines.append(f"  scaled: {scaling.describe()}")
     for t in sc.tables:
         key = f"{t.partition_key.name}:{t.partition_key.type}"
         if t.sort_key:
@@ -136,6 +142,7 @@ def describe(scenario: Scenario) -> str:
         f"max_cost_dollars {lim.max_cost_dollars if lim.max_cost_dollars is not None else '-'}; "
         f"{len(sc.slos)} SLO rule(s)"
     )
+    lines += estimate(sc).lines(_dur(plan.total_duration))
     return "\n".join(lines)
 
 
