@@ -28,6 +28,7 @@ from locust.runners import STATE_MISSING, MasterRunner, WorkerRunner
 
 import gevent
 
+import dynlocust.console  # leaves out Locust's "No run time limit set" (init listener)
 import dynlocust.metrics  # registers the Prometheus /metrics listeners (init, quitting)
 import dynlocust.webui  # noqa: F401 - the DynamoDB tab in Locust's web UI (init listener)
 from dynlocust import coordination, epilogue, plugin, redact, safety
@@ -221,6 +222,7 @@ def _on_test_start(environment: Any, **_kwargs: Any) -> None:
         len(state.workers),
         on_finished=finished,
         thresholds=settings.thresholds,
+        table_in_epilogue=epilogue.prints_table(environment.parsed_options),
     )
     state.report.start(
         run_id=state.run_id,
