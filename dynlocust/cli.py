@@ -194,6 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser(
         "run",
         help="run a scenario headless (further arguments go to Locust)",
+        usage="dynlocust run SCENARIO [dynlocust options] [Locust options]",
         description="Run a scenario headless; arguments after the scenario go to Locust (e.g. --csv, --html).",
     )
     run.add_argument("scenario", help="scenario YAML file, or the name of a shipped one (see `dynlocust scenarios`)")
