@@ -60,22 +60,25 @@ def arm(options: Any, results_path: Path) -> None:
 
 
 def write(results_path: Path, out: TextIO, table: bool = True, *, exit_code: int) -> Path | None:
-    """Build the reports beside `results_path`, print the window table and the closing lines; the HTML report's path."""
-    from dynlocust.report.build import build_reports
+    """Print the window table and conclusion, then build the reports beside `results_path` (matplotlib's PNGs can
+    take seconds) and print their path and the exit code's meaning; the HTML report's path."""
+    from dynlocust.report.build import build_reports, load_report
     from dynlocust.report.table import format_window_table
 
     report_path: Path | None = None
     try:
-        built = build_reports(results_path)
+        report = load_report(results_path)
+        if table and report.windows:
+            out.write("\n" + format_window_table(report.windows) + "\n")
+        line = conclusion(report)
+        if table and line is not None:
+            out.write(f"\nconclusion: {line}\n")
+        out.flush()
+        built = build_reports(results_path, report=report)
     except Exception as exc:  # the exit code's line must come whatever went wrong here
         out.write(f"\nreport: not written ({exc})\n")
     else:
         report_path = built.files["html"][0]
-        if table and built.report.windows:
-            out.write("\n" + format_window_table(built.report.windows) + "\n")
-        line = conclusion(built.report)
-        if table and line is not None:
-            out.write(f"\nconclusion: {line}\n")
         formats = ", ".join(kind for kind, paths in built.files.items() if paths)
         out.write(f"report: {report_path} ({formats} in {report_path.parent})\n")
         for reason in built.skipped:

@@ -195,16 +195,19 @@ def env_var(option: str) -> str:
 
 
 def add_scaling_arguments(parser: Any) -> None:
-    """`--local` and the scale factors, on Locust's parser (`locust -f`, `dynlocust run`) or `dynlocust validate`'s."""
+    """`--local` and the scale factors, on Locust's parser (`locust -f`, `dynlocust run`) or `dynlocust validate`'s.
+
+    Not in the web UI's form: they shape the plan, which the process reads once, at start-up."""
     parser.add_argument(
         "--local",
         action="store_true",
         default=False,
         env_var="DYNLOCUST_LOCAL",
+        include_in_web_ui=False,
         help="Run a remote scenario against the embedded local endpoint instead.",
     )
     for option, why in SCALING_OPTIONS:
-        parser.add_argument(option, type=str, default="", env_var=env_var(option), help=why)
+        parser.add_argument(option, type=str, default="", env_var=env_var(option), include_in_web_ui=False, help=why)
 
 
 def scaling_from(get: Any) -> Scaling:
