@@ -12,9 +12,12 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dynlocust.errors import ConfigurationError, DynlocustError
+
+if TYPE_CHECKING:
+    from dynlocust.settings import Settings
 
 SCENARIO_LOCUSTFILE = Path(__file__).with_name("locustfile.py")
 
@@ -61,7 +64,7 @@ class _Options:
         return out
 
 
-def _settings(args: argparse.Namespace) -> Any:
+def _settings(args: argparse.Namespace) -> Settings:
     """dynlocust's options validated now, before anything starts (one line and exit 2 on a bad one)."""
     from dynlocust import settings
 
@@ -189,6 +192,8 @@ def _init(args: argparse.Namespace, passthrough: list[str]) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from dynlocust.settings import add_arguments, add_scaling_arguments
+
     parser = argparse.ArgumentParser(prog="dynlocust", description="Load-test DynamoDB with Locust.")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser(
@@ -212,8 +217,6 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         skip=("--scenario",),
     )
-    from dynlocust.settings import add_arguments, add_scaling_arguments
-
     add_arguments(options)
     run.set_defaults(handler=_run, options=options)
     local = commands.add_parser("local", help="serve the local DynamoDB-compatible endpoint", add_help=False)
