@@ -173,20 +173,22 @@ def add_arguments(parser: Any) -> None:
 
 
 SCALING_OPTIONS = (
-    ("--rate-scale", "Multiply every offered rate (and the SLOs' rate bounds) by this factor (default 1)."),
-    ("--duration-scale", "Multiply every window (and the bin) by this factor (default 1)."),
+    ("--rate-scale", "rate", "Multiply every offered rate (and the SLOs' rate bounds) by this factor (default 1)."),
+    ("--duration-scale", "duration", "Multiply every window (and the bin) by this factor (default 1)."),
     (
         "--capacity-scale",
+        "capacity",
         "Local endpoint: multiply its emulated capacity by this factor (default: the --rate-scale, so the outcome "
         "keeps its shape).",
     ),
     (
         "--time-scale",
+        "time",
         "Local endpoint: multiply its clock's speed by this factor (default: 1 / --duration-scale, so capacity "
         "changes keep pace with the windows).",
     ),
 )
-"""Factors applied to the loaded scenario (`dynlocust.scenario.scale`); the request and cost ceilings follow."""
+"""(option, `Scaling` field, help) of the factors applied to the loaded scenario (`dynlocust.scenario.scale`)."""
 
 
 def env_var(option: str) -> str:
@@ -206,14 +208,14 @@ def add_scaling_arguments(parser: Any) -> None:
         include_in_web_ui=False,
         help="Run a remote scenario against the embedded local endpoint instead.",
     )
-    for option, why in SCALING_OPTIONS:
+    for option, _, why in SCALING_OPTIONS:
         parser.add_argument(option, type=str, default="", env_var=env_var(option), include_in_web_ui=False, help=why)
 
 
 def scaling_from(get: Any) -> Scaling:
     """Validate the scaling options (read with `get(dest, default)`) into a `Scaling`."""
     values: dict[str, float | None] = {}
-    for (option, _), name in zip(SCALING_OPTIONS, ("rate", "duration", "capacity", "time"), strict=True):
+    for option, name, _ in SCALING_OPTIONS:
         raw = get(option[2:].replace("-", "_"), "")
         values[name] = None if raw in ("", None) else factor(option, raw)
     return Scaling(
