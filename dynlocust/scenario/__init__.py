@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from dynlocust.scenario.estimate import estimate
 from dynlocust.scenario.loader import load_scenario, load_scenario_text, parse_duration
 from dynlocust.scenario.model import (
     Gsi,
@@ -101,8 +102,6 @@ def _keys(spec: KeySpec | None) -> str:
 def describe(scenario: Scenario, scaling: Scaling | None = None) -> str:
     """A short human summary: target, tables, operation mix, windows, duration, planned requests, and the estimate of
     what it costs; with the `scaling` it was loaded with, if any."""
-    from dynlocust.scenario.estimate import estimate
-
     sc = scenario
     plan = build_plan(sc, t0=0.0)
     if isinstance(sc.target, LocalTarget):
