@@ -8,13 +8,67 @@ Locust. Errors the user can fix are printed as one paragraph with exit code 2, n
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from dynlocust.errors import DynlocustError
+from dynlocust.errors import ConfigurationError, DynlocustError
+
+if TYPE_CHECKING:
+    from dynlocust.settings import Settings
 
 SCENARIO_LOCUSTFILE = Path(__file__).with_name("locustfile.py")
+
+
+class _Options:
+    """Registers dynlocust's Locust options (`dynlocust.settings`) on an argparse group too, for `run`'s and
+    `validate`'s help and early checks. Each help names its DYNLOCUST_* variable; an option not given stays out of
+    the namespace (SUPPRESS), so only what the user typed is passed on to Locust, which reads the variables itself.
+    """
+
+    def __init__(self, group: Any, skip: tuple[str, ...] = ()) -> None:
+        self.group = group
+        self.skip = skip
+        self.options: list[tuple[str, str, str, bool]] = []
+        """(option, dest, env var, is a flag) of every option registered."""
+
+    def add_argument(self, option: str, **kwargs: Any) -> None:
+        if option in self.skip:
+            return
+        env = kwargs.pop("env_var")
+        kwargs.pop("include_in_web_ui", None)
+        kwargs.pop("type", None)
+        kwargs["default"] = argparse.SUPPRESS
+        kwargs["help"] = f"{kwargs.get('help', '')} [env {env}]"
+        action = self.group.add_argument(option, **kwargs)
+        self.options.append((option, action.dest, env, kwargs.get("action") == "store_true"))
+
+    def set_defaults(self, **_kwargs: Any) -> None:
+        """Locust's defaults (e.g. the web UI's host) are Locust's business."""
+
+    def values(self, args: argparse.Namespace) -> argparse.Namespace:
+        """The options as the run will see them: typed ones, else their environment variables."""
+        given = vars(args)
+        found = {dest: given[dest] if dest in given else os.environ.get(env) for _, dest, env, _ in self.options}
+        return argparse.Namespace(**{dest: value for dest, value in found.items() if value is not None})
+
+    def argv(self, args: argparse.Namespace) -> list[str]:
+        """The typed options again, as arguments for Locust."""
+        out: list[str] = []
+        for option, dest, _, flag in self.options:
+            if dest in vars(args):
+                value = getattr(args, dest)
+                out += ([option] if value else []) if flag else [option, str(value)]
+        return out
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    """dynlocust's options validated now, before anything starts (one line and exit 2 on a bad one)."""
+    from dynlocust import settings
+
+    return settings.from_options(args.options.values(args))
 
 
 def _run(args: argparse.Namespace, passthrough: list[str]) -> int:
@@ -28,11 +82,16 @@ def _run(args: argparse.Namespace, passthrough: list[str]) -> int:
 
 
 def _run_locust(args: argparse.Namespace, passthrough: list[str]) -> int:
-    from dynlocust.scenario import load_scenario
+    from dynlocust.scenario import scale
     from dynlocust.scenario.catalog import resolve
 
     args.scenario = resolve(args.scenario)  # a bare name is a shipped scenario
-    scenario = load_scenario(args.scenario)  # fail early, before Locust starts
+    settings = _settings(args)
+    if settings.scaling.local and args.host:
+        raise ConfigurationError(f"--local: uses the embedded endpoint, so expected no --host, found {args.host}")
+    scenario = scale.load(args.scenario, settings.scaling)  # fail early, before Locust starts
+    if not settings.scaling.is_identity:
+        print(f"dynlocust: {scenario.name} scaled ({settings.scaling.describe()})", flush=True)
     if args.baseline:  # so is a bad baseline or gate
         from dynlocust.diff import cli as diff_cli
 
@@ -49,6 +108,7 @@ def _run_locust(args: argparse.Namespace, passthrough: list[str]) -> int:
         "-r",
         str(scenario.concurrency),
         *(["--host", args.host] if args.host else []),
+        *args.options.argv(args),
         # dynlocust prints a line per closed window; Locust's periodic tables would bury them
         *([] if "--print-stats" in passthrough else ["--only-summary"]),
         *passthrough,
@@ -97,13 +157,14 @@ def _ecs(args: argparse.Namespace, passthrough: list[str]) -> int:
 
 
 def _validate(args: argparse.Namespace, passthrough: list[str]) -> int:
-    from dynlocust.scenario import validate_file
+    from dynlocust.scenario import describe, scale
     from dynlocust.scenario.catalog import resolve
 
+    scaling = _settings(args).scaling
     status = 0
     for path in args.files:
         try:
-            print(validate_file(resolve(path)))
+            print(describe(scale.load(resolve(path), scaling), scaling))
         except DynlocustError as exc:
             print(f"dynlocust: error: {exc}", file=sys.stderr)
             status = 2
@@ -131,11 +192,14 @@ def _init(args: argparse.Namespace, passthrough: list[str]) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from dynlocust.settings import add_arguments, add_scaling_arguments
+
     parser = argparse.ArgumentParser(prog="dynlocust", description="Load-test DynamoDB with Locust.")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser(
         "run",
         help="run a scenario headless (further arguments go to Locust)",
+        usage="dynlocust run SCENARIO [dynlocust options] [Locust options]",
         description="Run a scenario headless; arguments after the scenario go to Locust (e.g. --csv, --html).",
     )
     run.add_argument("scenario", help="scenario YAML file, or the name of a shipped one (see `dynlocust scenarios`)")
@@ -146,7 +210,16 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--diff-format", dest="format", choices=("console", "markdown"), default="console")
     run.add_argument("--diff-markdown", dest="markdown", metavar="FILE", help="with --baseline: the diff as Markdown")
     run.add_argument("--diff-html", dest="html", metavar="FILE", help="with --baseline: the diff as HTML")
-    run.set_defaults(handler=_run)
+    options = _Options(
+        run.add_argument_group(
+            "dynlocust options",
+            "Also taken by `locust -f` (there Locust's --help cannot list them: it prints before the locustfile "
+            "loads). Any other option goes to Locust.",
+        ),
+        skip=("--scenario",),
+    )
+    add_arguments(options)
+    run.set_defaults(handler=_run, options=options)
     local = commands.add_parser("local", help="serve the local DynamoDB-compatible endpoint", add_help=False)
     local.set_defaults(handler=_local)
     report = commands.add_parser(
@@ -167,7 +240,9 @@ def build_parser() -> argparse.ArgumentParser:
     ecs.set_defaults(handler=_ecs)
     validate = commands.add_parser("validate", help="check scenario files and summarise them")
     validate.add_argument("files", nargs="+", help="scenario YAML files, or names of shipped ones")
-    validate.set_defaults(handler=_validate)
+    scaling = _Options(validate.add_argument_group("scaling (as for `dynlocust run`)"))
+    add_scaling_arguments(scaling)
+    validate.set_defaults(handler=_validate, options=scaling)
     scenarios = commands.add_parser("scenarios", help="list the shipped scenarios (run one with `dynlocust run NAME`)")
     scenarios.set_defaults(handler=_scenarios)
     init = commands.add_parser("init", help="write a starter project: locustfile, scenario, locust.conf, README")

@@ -93,6 +93,8 @@ class FleetReport:
     abort_reason: str | None = None
     thresholds: Thresholds = field(default_factory=Thresholds)
     """Applied to the fleet's summed counts of each window (each worker judges its own part with its own)."""
+    table_in_epilogue: bool = False
+    """The window table and conclusion are printed by `dynlocust.epilogue`, last, after Locust's own tables."""
 
     def start(self, **run_fields: Any) -> None:
         windows = [
@@ -263,8 +265,9 @@ class FleetReport:
             conclusion=conclusion.to_dict(),
             **totals,
         )
-        self.out.write("\n" + format_window_table(self.closed) + "\n")
-        self.out.write(f"\nconclusion: {conclusion.text}\n")
+        if not self.table_in_epilogue:
+            self.out.write("\n" + format_window_table(self.closed) + "\n")
+            self.out.write(f"\nconclusion: {conclusion.text}\n")
         if self.abort_reason:
             self.out.write(f"\nrun stopped early: {self.abort_reason}\n")
         if self.lost:

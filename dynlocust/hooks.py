@@ -21,6 +21,7 @@ from locust.runners import WorkerRunner
 
 import gevent
 
+import dynlocust.console  # leaves out Locust's "No run time limit set" (init listener)
 import dynlocust.metrics_wiring
 import dynlocust.webui  # noqa: F401 - the DynamoDB tab in Locust's web UI (init listener)
 from dynlocust import fleet, lifecycle, redact, runstate, safety, teardown

@@ -9,7 +9,6 @@ ahead, and hands each process its share (`dynlocust.fleet` on a master, a `Scena
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import sys
 import time
@@ -20,13 +19,13 @@ from locust.runners import MasterRunner, WorkerRunner
 
 import gevent
 
-from dynlocust import fleet, safety
+from dynlocust import epilogue, fleet, safety
 from dynlocust.coordination import FleetReport
 from dynlocust.deploy import results_table
 from dynlocust.errors import DynlocustError
 from dynlocust.runner import ScenarioRun
 from dynlocust.runstate import EnvironmentState, RunState, new_run_id, state_for
-from dynlocust.scenario import load_scenario
+from dynlocust.scenario import scale
 from dynlocust.scenario.model import RemoteTarget
 from dynlocust.scenario.plan import build_plan
 from dynlocust.tables import TableManager
@@ -58,11 +57,11 @@ def prepare(environment: Any) -> EnvironmentState:
     if not settings.scenario:
         fail("--scenario: expected a scenario YAML file (or DYNLOCUST_SCENARIO), found none")
     try:
-        scenario = load_scenario(settings.scenario)
+        scenario = scale.load(settings.scenario, settings.scaling)
     except DynlocustError as exc:
         fail(str(exc))
     state.scenario = scenario
-    state.digest = hashlib.sha256(Path(settings.scenario).read_bytes()).hexdigest()
+    state.digest = scale.digest(settings.scenario, settings.scaling)
     if isinstance(environment.runner, WorkerRunner):
         return state
     state.run = _new_run(state, settings.run_id or new_run_id(), explicit=True)
@@ -181,6 +180,7 @@ def begin(environment: Any) -> None:
         len(run.workers),
         on_finished=finished,
         thresholds=settings.thresholds,
+        table_in_epilogue=epilogue.prints_table(environment.parsed_options),
     )
     run.report.start(
         run_id=run.run_id,

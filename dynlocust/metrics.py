@@ -453,6 +453,7 @@ class Metrics:
         interval = self.scrapes[-1] - self.scrapes[-2]
         start = time.monotonic()
         until = start + min(max_wait, 1.5 * interval + 0.5)
+        log.info("waiting up to %.1f s for a final scrape of /metrics before exiting", until - start)
         while time.monotonic() < until:
             if self.scrapes[-1] > start:
                 return True

@@ -12,8 +12,10 @@ from argparse import Namespace
 from dataclasses import dataclass, field
 from typing import Any
 
-from dynlocust.errors import ConfigurationError
+from dynlocust.errors import ConfigurationError, DynlocustError
 from dynlocust.saturation import THRESHOLD_FIELDS, Thresholds
+from dynlocust.scenario.catalog import resolve
+from dynlocust.scenario.scale import Scaling, factor
 
 DEFAULT_DEADLINE = 8.0
 DEFAULT_CONNECT_TIMEOUT = 3.0
@@ -44,6 +46,7 @@ class Settings:
     run_margin: float | None = None
     master_timeout: float = DEFAULT_MASTER_TIMEOUT
     thresholds: Thresholds = field(default_factory=Thresholds)
+    scaling: Scaling = field(default_factory=Scaling)
 
     @property
     def effective_read_timeout(self) -> float:
@@ -96,8 +99,9 @@ def add_arguments(parser: Any) -> None:
         type=str,
         default="",
         env_var="DYNLOCUST_SCENARIO",
-        help="Scenario YAML file to run (locustfiles/scenario.py).",
+        help="Scenario YAML file to run, or the name of a shipped one (see `dynlocust scenarios`).",
     )
+    add_scaling_arguments(group)
     group.add_argument(
         "--results-dir",
         type=str,
@@ -162,10 +166,70 @@ def add_arguments(parser: Any) -> None:
             option,
             type=str,
             default=str(f.default),
-            env_var="DYNLOCUST_" + option[2:].upper().replace("-", "_"),
+            env_var=env_var(option),
             include_in_web_ui=False,
             help=f"Client-bound verdicts: {f.metadata['why']} (default {f.default}).".replace("%", "%%"),
         )
+
+
+SCALING_OPTIONS = (
+    ("--rate-scale", "rate", "Multiply every offered rate (and the SLOs' rate bounds) by this factor (default 1)."),
+    ("--duration-scale", "duration", "Multiply every window (and the bin) by this factor (default 1)."),
+    (
+        "--capacity-scale",
+        "capacity",
+        "Local endpoint: multiply its emulated capacity by this factor (default: the --rate-scale, so the outcome "
+        "keeps its shape).",
+    ),
+    (
+        "--time-scale",
+        "time",
+        "Local endpoint: multiply its clock's speed by this factor (default: 1 / --duration-scale, so capacity "
+        "changes keep pace with the windows).",
+    ),
+)
+"""(option, `Scaling` field, help) of the factors applied to the loaded scenario (`dynlocust.scenario.scale`)."""
+
+
+def env_var(option: str) -> str:
+    """The environment variable of an option: ``--rate-scale`` -> ``DYNLOCUST_RATE_SCALE``."""
+    return "DYNLOCUST_" + option[2:].upper().replace("-", "_")
+
+
+def add_scaling_arguments(parser: Any) -> None:
+    """`--local` and the scale factors, on Locust's parser (`locust -f`, `dynlocust run`) or `dynlocust validate`'s.
+
+    Not in the web UI's form: they shape the plan, which the process reads once, at start-up."""
+    parser.add_argument(
+        "--local",
+        action="store_true",
+        default=False,
+        env_var="DYNLOCUST_LOCAL",
+        include_in_web_ui=False,
+        help="Run a remote scenario against the embedded local endpoint instead.",
+    )
+    for option, _, why in SCALING_OPTIONS:
+        parser.add_argument(option, type=str, default="", env_var=env_var(option), include_in_web_ui=False, help=why)
+
+
+def scaling_from(get: Any) -> Scaling:
+    """Validate the scaling options (read with `get(dest, default)`) into a `Scaling`."""
+    values: dict[str, float | None] = {}
+    for option, name, _ in SCALING_OPTIONS:
+        raw = get(option[2:].replace("-", "_"), "")
+        values[name] = None if raw in ("", None) else factor(option, raw)
+    return Scaling(
+        local=_flag(get("local", False)),
+        rate=values["rate"] or 1.0,
+        duration=values["duration"] or 1.0,
+        capacity=values["capacity"],
+        time=values["time"],
+    )
+
+
+def _flag(raw: Any) -> bool:
+    """A store_true option, also when it came from its environment variable as text."""
+    return raw is True or str(raw).strip().lower() in ("1", "true", "yes", "on")
 
 
 def threshold_option(name: str) -> str:
@@ -219,13 +283,22 @@ def from_options(options: Namespace | None) -> Settings:
         read_timeout=read_timeout,
         region=region,
         pool_size=pool_size,
-        scenario=str(get("scenario") or ""),
+        scenario=_scenario(str(get("scenario") or "")),
         results_dir=str(get("results_dir") or "results"),
         run_id=_run_id(str(get("run_id") or "")),
         metrics_host=str(get("metrics_host") or "127.0.0.1"),
         metrics_port=metrics_port,
         thresholds=_thresholds(get),
+        scaling=scaling_from(get),
     )
+
+
+def _scenario(raw: str) -> str:
+    """The scenario file: as given, or the shipped one of a bare name (as `dynlocust run NAME` takes it)."""
+    try:
+        return resolve(raw) if raw else raw
+    except DynlocustError as exc:
+        raise ConfigurationError(f"--scenario: {exc}") from None
 
 
 def _run_id(raw: str) -> str:

@@ -308,14 +308,16 @@ class Built:
     skipped: list[str]
 
 
-def build_reports(results_path: str | os.PathLike[str], out_dir: str | os.PathLike[str] | None = None) -> Built:
+def build_reports(
+    results_path: str | os.PathLike[str], out_dir: str | os.PathLike[str] | None = None, report: RunReport | None = None
+) -> Built:
     """Write HTML, Markdown, CSV and (with matplotlib) PNG reports of a results file into ``out_dir``.
 
-    ``out_dir`` defaults to ``report/`` beside the results file.
+    ``out_dir`` defaults to ``report/`` beside the results file; ``report`` is that file's, if already loaded.
     """
     from dynlocust.report import csvout, html, markdown, plots
 
-    report = load_report(results_path)
+    report = report if report is not None else load_report(results_path)
     out = Path(out_dir) if out_dir is not None else report.source.parent / REPORT_DIR
     try:
         out.mkdir(parents=True, exist_ok=True)

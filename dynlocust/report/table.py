@@ -36,10 +36,11 @@ def markdown_text(text: object) -> str:
 
 
 COLUMNS = (
-    "window", "target/s", "offered", "accepted/s", "throttled", "first throttle after", "p50", "p99",
-    "sent", "cpu", "late", "dropped", "pool", "verdict", "reasons",
+    "window", "target/s", "offered (req)", "accepted/s", "throttled (req)", "first throttle after", "p50", "p99",
+    "sent/due (req)", "cpu (cores)", "late sends", "dropped (req)", "pool waits", "verdict", "reasons",
 )  # fmt: skip
-"""The service's figures, then the client's evidence (`dynlocust.saturation`), then the verdict and its reasons."""
+"""The service's figures, then the client's evidence (`dynlocust.saturation`), then the verdict and its reasons.
+Each name says its unit: a count of requests in the window (req), a rate (/s); cells carry theirs (ms, s)."""
 
 
 def _ms(seconds: float | None) -> str:

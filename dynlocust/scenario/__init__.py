@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from dynlocust.scenario.estimate import estimate
 from dynlocust.scenario.loader import load_scenario, load_scenario_text, parse_duration
 from dynlocust.scenario.model import (
     Gsi,
@@ -35,6 +36,7 @@ from dynlocust.scenario.model import (
     ZipfKeys,
 )
 from dynlocust.scenario.plan import Plan, Window, build_plan
+from dynlocust.scenario.scale import Scaling
 from dynlocust.scenario.spec import SCHEMA_PATH
 
 __all__ = [
@@ -95,8 +97,9 @@ def _keys(spec: KeySpec | None) -> str:
     return f"{name} over {spec.keyspace:,} keys" if spec.keyspace else name
 
 
-def describe(scenario: Scenario) -> str:
-    """A short human summary: target, tables, operation mix, windows, duration, planned requests."""
+def describe(scenario: Scenario, scaling: Scaling | None = None) -> str:
+    """A short human summary: target, tables, operation mix, windows, duration, planned requests, and the estimate of
+    what it costs; with the `scaling` it was loaded with, if any."""
     sc = scenario
     plan = build_plan(sc, t0=0.0)
     if isinstance(sc.target, LocalTarget):
@@ -105,6 +108,8 @@ def describe(scenario: Scenario) -> str:
         parts = [f"{k} {v}" for k, v in vars(sc.target).items() if v]
         target = "remote (" + (", ".join(parts) or "endpoint and region from options") + ")"
     lines = [f"scenario {sc.name} ({sc.source}): valid", f"  target: {target}; transport {sc.transport}"]
+    if scaling is not None and not scaling.is_identity:
+        lines.append(f"  scaled: {scaling.describe()}")
     for t in sc.tables:
         key = f"{t.partition_key.name}:{t.partition_key.type}"
         if t.sort_key:
@@ -134,6 +139,7 @@ def describe(scenario: Scenario) -> str:
         f"max_cost_dollars {lim.max_cost_dollars if lim.max_cost_dollars is not None else '-'}; "
         f"{len(sc.slos)} SLO rule(s)"
     )
+    lines += estimate(sc).lines(_dur(plan.total_duration))
     return "\n".join(lines)
 
 

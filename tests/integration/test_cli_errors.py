@@ -131,3 +131,25 @@ def test_validate_refuses_what_would_hang_crash_or_mislead_in_one_line(
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert proc.stderr.startswith(f"dynlocust: error: {scenario}:") and proc.stderr.count("\n") == 1, proc.stderr
     assert fragment in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "line"),
+    [
+        (["--rate-scale", "abc"], {}, "--rate-scale: expected a positive scale factor such as 0.25, found 'abc'"),
+        ([], {"DYNLOCUST_DURATION_SCALE": "0"}, "--duration-scale: expected a scale factor above 0 and at most"),
+        (["--duration-scale", "0.001"], {}, "--duration-scale: expected windows of at least 1 s, found 0.06 s"),
+        (["--capacity-scale", "2"], {}, "--capacity-scale: applies to the embedded endpoint only; expected a local"),
+        (["--local", "--host", "http://127.0.0.1:1"], {}, "--local: uses the embedded endpoint, so expected no --host"),
+    ],
+    ids=["not-a-number", "zero-from-env", "windows-too-short", "capacity-of-a-remote-target", "local-and-host"],
+)
+def test_scale_options_that_cannot_apply_exit_2_with_one_line_before_locust_starts(
+    tmp_path: Path, args: list[str], env: dict[str, str], line: str
+) -> None:
+    results = tmp_path / "results"
+    argv = [sys.executable, "-m", "dynlocust.cli", "run", "write-ceiling", "--results-dir", str(results), *args]
+    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=60, env={**os.environ, **env})
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(f"dynlocust: error: {line}") and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stdout == "" and not results.exists()

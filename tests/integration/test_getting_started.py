@@ -7,6 +7,7 @@ commands a new user would, from empty directories: nothing of the checkout is on
 from __future__ import annotations
 
 import csv
+import json
 import os
 import re
 import shutil
@@ -191,3 +192,70 @@ def test_the_wheel_carries_the_ecs_template(installed: Installed) -> None:
     template = Path(proc.stdout.strip())
     assert template.is_relative_to(installed.work / "venv") and not template.is_symlink()  # a copy, in the wheel
     assert template.read_text() == (ROOT / "docker" / "ecs" / "template.yaml").read_text()
+
+
+# -- discovering the options, and shrinking a scenario to a laptop ----------------------------------------------
+
+
+class _Recorder:
+    """Stands in for Locust's parser: what `dynlocust.settings` registers there."""
+
+    def __init__(self) -> None:
+        self.options: list[tuple[str, str]] = []
+
+    def add_argument(self, option: str, **kwargs: object) -> None:
+        self.options.append((option, str(kwargs["env_var"])))
+
+    def set_defaults(self, **_kwargs: object) -> None:
+        pass
+
+
+def test_run_help_lists_every_dynlocust_option_with_its_variable() -> None:
+    from dynlocust.settings import add_arguments
+
+    registered = _Recorder()
+    add_arguments(registered)
+    proc = cli("run", "--help")
+    assert proc.returncode == 0, proc.stderr
+    text = " ".join(proc.stdout.split())  # argparse wraps help lines
+    assert len(registered.options) > 20
+    for option, env in registered.options:
+        if option == "--scenario":  # `run` takes the scenario as its argument
+            assert "scenario YAML file, or the name of a shipped one" in text
+            continue
+        assert f"{option} " in text and f"[env {env}]" in text, option
+
+
+def test_validate_shows_the_scaled_scenario_and_what_it_would_cost() -> None:
+    proc = cli("validate", "write-ceiling", "--local", "--rate-scale", "0.025", "--duration-scale", "0.25")
+    assert proc.returncode == 0, proc.stderr
+    lines = [line.strip() for line in proc.stdout.splitlines()]
+    assert "target: local endpoint (capacity_scale 0.025, time_scale 4); transport fast" in lines
+    assert "scaled: --local, rates x0.025, windows x0.25" in lines
+    assert "windows: 8 in 1 phase(s), rates/s: 25, 50, 75, 100, 125, 150, 175, 200" in lines
+    assert "estimate: 13,500 requests, 0 read units, 13,500 write units; 2m of windows plus set-up" in lines
+    cost = "cost on AWS: $0.0084 on demand; provisioned for the peak (0 RCU, 200 WCU)"
+    assert any(line.startswith(cost) for line in lines)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_write_ceiling_shrunk_to_a_laptop_shows_its_ceiling(tmp_path: Path) -> None:
+    """The issue's command, as written: 1/40 of the load in a quarter of the time, no edit to the YAML."""
+    proc = cli(
+        "run", "scenarios/write-ceiling.yaml", "--local", "--rate-scale", "0.025", "--duration-scale", "0.25",
+        "--results-dir", str(tmp_path), "--metrics-port", "0", timeout=480,
+    )  # fmt: skip
+    assert proc.returncode in (EXIT_OK, EXIT_SLO), proc.stderr[-3000:]
+    (results,) = tmp_path.glob("*/results.jsonl")
+    windows = [r for r in map(json.loads, results.read_text().splitlines()) if r["type"] == "window"]
+    assert [w["summary"]["target_rate"] for w in windows] == [25 * k for k in range(1, 9)]
+    ceiling = 4130 * 0.025  # a new on-demand table's, scaled with the rates (capacity follows --rate-scale)
+    below = [w for w in windows if w["summary"]["target_rate"] < ceiling]
+    above = [w for w in windows if w["summary"]["target_rate"] > 1.15 * ceiling and w["verdict"] == "throttled"]
+    assert all(w["summary"]["throttled"] == 0 for w in below)
+    assert above, [w["verdict"] for w in windows]  # windows that DynamoDB (not the client) held back
+    for w in above:
+        assert 0.85 * ceiling < w["summary"]["accepted_per_s"] < 1.1 * ceiling, w["summary"]
+    assert "conclusion: DynamoDB capped accepted requests at " in proc.stdout
+    assert (results.parent / "report" / "report.html").is_file()

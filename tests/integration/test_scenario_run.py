@@ -82,8 +82,9 @@ def test_quickstart_reproduces_the_ceiling_and_reconciles_with_the_server(
         assert window["saturation"]["client_bound"] is False
         assert window["summary"]["dropped"] == 0
 
-    assert "| window | target/s | offered | accepted/s | throttled |" in result.stdout
-    assert "| sent | cpu | late | dropped | pool | verdict | reasons |" in " ".join(result.stdout.split())
+    assert "| window | target/s | offered (req) | accepted/s | throttled (req) |" in result.stdout
+    evidence = "| sent/due (req) | cpu (cores) | late sends | dropped (req) | pool waits | verdict | reasons |"
+    assert evidence in " ".join(result.stdout.split())
     assert quickstart_endpoint.stats()["tables"].get("items-qs", {}).get("DeleteTable", {}).get("ok") == 1
 
 

@@ -201,3 +201,15 @@ def test_a_window_nobody_reported_is_not_run(tmp_path: Path) -> None:
     assert report.closed[1].verdict_detail.ran == 0.0
     records = read_results(tmp_path / "r.jsonl")
     assert records[-1]["conclusion"]["incomplete"] == [1]
+
+
+def test_with_the_table_in_the_epilogue_the_end_prints_neither_table_nor_conclusion(tmp_path: Path) -> None:
+    report = make_report(tmp_path, 1)
+    report.table_in_epilogue = True  # a headless run: `dynlocust.epilogue` prints both, once, after Locust's tables
+    for index in (0, 1):
+        report.add_window(0, worker_window(report, index, 0, {"ok": 5}))
+    report.worker_done(0, totals(0, 10))
+    out = report.out.getvalue()  # type: ignore[attr-defined]
+    assert report.finished and out.count("window 1/2") == 1  # the progress lines stay
+    assert "| window |" not in out and "conclusion:" not in out
+    assert read_results(tmp_path / "r.jsonl")[-1]["conclusion"]["text"]  # decided and recorded all the same

@@ -430,3 +430,20 @@ def test_dashboard_uses_the_provisioned_datasource_and_only_exposed_metrics() ->
         assert panel["datasource"]["type"] in types, panel["title"]
     used = {name for expr in exprs for name in re.findall(r"dynlocust_[a-z_]+", expr)}
     assert used and used <= exposed, used - exposed
+
+
+def test_the_exit_says_so_when_it_waits_for_a_final_scrape(caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    import gevent
+
+    metrics = m.Metrics(CollectorRegistry())
+    with caplog.at_level(logging.INFO, logger="dynlocust.metrics"):
+        assert not metrics.wait_for_final_scrape(max_wait=1)  # nothing scrapes: no wait, nothing said
+        assert not caplog.records
+        metrics.exposition()
+        metrics.exposition()  # now something scrapes regularly
+        gevent.spawn_later(0.05, metrics.exposition)
+        assert metrics.wait_for_final_scrape(max_wait=5)
+    (record,) = caplog.records
+    assert re.fullmatch(r"waiting up to \d+\.\d s for a final scrape of /metrics before exiting", record.getMessage())

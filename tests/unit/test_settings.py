@@ -8,6 +8,8 @@ import pytest
 
 from dynlocust.errors import ConfigurationError
 from dynlocust.saturation import Thresholds
+from dynlocust.scenario.catalog import SHIPPED_DIR
+from dynlocust.scenario.scale import Scaling
 from dynlocust.settings import Settings, from_options
 
 
@@ -39,6 +41,11 @@ def test_defaults() -> None:
         ({"client_dropped_fraction": "0"}, "thresholds", Thresholds(dropped_fraction=0.0)),
         ({"run_id": "nightly-2026.11_30"}, "run_id", "nightly-2026.11_30"),
         ({"run_id": "x" * 64}, "run_id", "x" * 64),
+        ({"rate_scale": "0.025", "duration_scale": "0.25"}, "scaling", Scaling(rate=0.025, duration=0.25)),
+        ({"local": True, "capacity_scale": "2", "time_scale": "3"}, "scaling", Scaling(True, capacity=2, time=3)),
+        ({"local": "true"}, "scaling", Scaling(local=True)),  # from DYNLOCUST_LOCAL, as text
+        ({"local": "0", "rate_scale": ""}, "scaling", Scaling()),
+        ({"scenario": "quickstart"}, "scenario", str(SHIPPED_DIR / "quickstart.yaml")),  # a bare name, shipped
     ],
 )
 def test_good_values(options: dict, field: str, value: object) -> None:
@@ -61,12 +68,20 @@ def test_good_values(options: dict, field: str, value: object) -> None:
         ({"client_late_min": "2.5"}, "--client-late-min: expected a whole number from 1 to 1,000,000,000, found '2.5'"),
         ({"client_late_fraction": "nan"}, "--client-late-fraction: expected a number from 0 to 1, found 'nan'"),
         ({"client_cpu_min_seconds": "0"}, "--client-cpu-min-seconds: expected a number from 0.1 to 3600, found '0'"),
+        ({"rate_scale": "fast"}, "--rate-scale: expected a positive scale factor such as 0.25, found 'fast'"),
+        ({"time_scale": "-2"}, "--time-scale: expected a scale factor above 0 and at most 1000, found '-2'"),
     ],
 )
 def test_bad_values(options: dict, message: str) -> None:
     with pytest.raises(ConfigurationError) as raised:
         from_options(Namespace(**options))
     assert str(raised.value) == message
+
+
+def test_a_scenario_name_that_is_neither_a_file_nor_shipped_is_refused() -> None:
+    expected = r"^--scenario: quikstart: expected a scenario file or a shipped scenario \("
+    with pytest.raises(ConfigurationError, match=expected):
+        from_options(Namespace(scenario="quikstart"))
 
 
 @pytest.mark.parametrize(
