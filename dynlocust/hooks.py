@@ -31,7 +31,7 @@ import gevent
 
 import dynlocust.metrics  # registers the Prometheus /metrics listeners (init, quitting)
 import dynlocust.webui  # noqa: F401 - the DynamoDB tab in Locust's web UI (init listener)
-from dynlocust import coordination, epilogue, plugin, redact, safety
+from dynlocust import coordination, epilogue, plugin, redact, safety, webform
 from dynlocust.coordination import FleetReport
 from dynlocust.deploy import results_table
 from dynlocust.errors import DynlocustError
@@ -68,7 +68,8 @@ class RunState:
     t0: float = 0.0
     stage: str = "starting the run"
     """Where set-up is (starting the run, creating tables, seeding tables, running), for an interrupt's record."""
-    setup_failed: bool = False
+    setup_error: str = ""
+    """Why set-up failed ("" while it has not), for the web UI."""
 
     def plan_message(self, environment: Any, worker: int) -> dict[str, Any]:
         """What a worker needs to run its share: T0, tables, its identity, the endpoint, the master's clock."""
@@ -98,6 +99,11 @@ def current_report(environment: Any) -> FleetReport | None:
     """The fleet's merged view (master or standalone), once the run has started."""
     state = _STATES.get(environment)
     return state.report if state is not None else None
+
+
+def current_state(environment: Any) -> RunState | None:
+    """This process's run state (scenario, set-up stage and failure), for the web UI's form and tab."""
+    return _STATES.get(environment)
 
 
 def new_run_id() -> str:
@@ -135,8 +141,7 @@ def _init(environment: Any) -> None:
         runner.send_message(coordination.HELLO, {})  # now it can take a plan, even mid-run
         safety.guard_worker(environment, lambda: state.run)
         return
-    state.run_id = settings.run_id or new_run_id()
-    state.results_path = Path(settings.results_dir) / state.run_id / "results.jsonl"
+    state.run_id, state.results_path = webform.run_identity(settings, new_run_id())
     if state.results_path.exists():
         _fail(f"--run-id: expected a new run id, found existing results at {state.results_path}; choose another id")
     if isinstance(runner, MasterRunner):
@@ -175,6 +180,7 @@ def _on_test_start(environment: Any, **_kwargs: Any) -> None:
     if state is None or state.report is not None or isinstance(runner, WorkerRunner):
         return
     settings = plugin.settings_for(environment)
+    state.run_id, state.results_path = webform.run_identity(settings, state.run_id)  # the form can change them
     scenario = state.scenario
     region = (isinstance(scenario.target, RemoteTarget) and scenario.target.region) or settings.region
     client = make_client(
@@ -193,7 +199,7 @@ def _on_test_start(environment: Any, **_kwargs: Any) -> None:
     except Exception as exc:
         if not safety.is_quitting(environment):  # else teardown stopped it: `_quit` records the interrupt
             log.error("set-up failed: %s", exc)
-            state.setup_failed = True
+            state.setup_error = str(exc)
             environment.process_exit_code = 2
             gevent.spawn(runner.quit)
         raise gevent.GreenletExit from None  # Locust spawns users after `test_start`: there must be none
@@ -409,7 +415,7 @@ def _quit(environment: Any) -> None:
 
 def _setup_interrupted(environment: Any, state: RunState) -> bool:
     """Shut down before the run began, by an interrupt (not a set-up failure, not a web UI left unused)."""
-    if state.setup_failed or state.results_path is None or isinstance(environment.runner, WorkerRunner):
+    if state.setup_error or state.results_path is None or isinstance(environment.runner, WorkerRunner):
         return False
     return state.stage != "starting the run" or bool(getattr(environment.parsed_options, "headless", False))
 

@@ -10,7 +10,7 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from dynlocust.report.plots import VERDICT_COLOURS, svg_charts
-from dynlocust.report.table import COLUMNS, evidence_cells, reasons_cell, verdict_cell
+from dynlocust.report.table import COLUMNS, evidence_cells, reasons_cell, verdict_cell, window_number
 
 if TYPE_CHECKING:
     from dynlocust.report.build import RunReport, WindowReport
@@ -42,7 +42,7 @@ def _window_row(w: WindowReport) -> str:
     s = w.summary
     first = s["first_throttle_s"]
     cells = [
-        str(w.index),
+        str(window_number(w.index)),
         f"{s['target_rate']:,.0f}",
         f"{s['offered']:,}",
         f"{s['accepted_per_s'] or 0:,.1f}",

@@ -66,6 +66,11 @@ def reasons_cell(w: WindowLike) -> str:
     return ", ".join(detail.reasons) + workers
 
 
+def window_number(index: int) -> int:
+    """How people count windows (from 1) in the console, the reports and the web UI; records keep the index."""
+    return index + 1
+
+
 def evidence_cells(saturation: Saturation | None) -> tuple[str, str, str, str, str]:
     """sent of due, CPU (of a core), late sends (and the bound), dropped sends, pool waits."""
     sat = saturation
@@ -81,7 +86,7 @@ def _row(w: WindowLike) -> tuple[str, ...]:
     first = s.get("first_throttle_s")
     throttled = s["throttled"] + s.get("unprocessed_requests", 0)
     return (
-        str(w.index),
+        str(window_number(w.index)),
         f"{s['target_rate']:,.0f}",
         f"{s['offered']:,}",
         f"{s['accepted_per_s'] or 0:,.1f}",
@@ -110,7 +115,7 @@ def format_progress(window: WindowLike, total_windows: int, seconds_left: float 
     throttled = s["throttled"] + s.get("unprocessed_requests", 0)
     left = "" if seconds_left is None else f", {max(seconds_left, 0.0):,.0f} s left"
     return (
-        f"window {window.index + 1}/{total_windows} ({window.phase}): target {s['target_rate']:,.0f}/s, "
+        f"window {window_number(window.index)}/{total_windows} ({window.phase}): target {s['target_rate']:,.0f}/s, "
         f"offered {s['offered']:,}, sent {s['sent']:,}, accepted {s['accepted_per_s']:,.1f}/s, "
         f"throttled {throttled:,}, dropped {s['dropped']:,}, p99 {_ms(s['latency']['p99'])} -> {verdict_cell(window)}"
         f"{'' if reasons_cell(window) == '-' else f' [{reasons_cell(window)}]'}"

@@ -237,11 +237,11 @@ def test_csv_rows_add_up_to_the_report() -> None:
     bins = list(csv.DictReader(io.StringIO(files["bins.csv"])))
     throttles = list(csv.DictReader(io.StringIO(files["throttles.csv"])))
     assert tuple(windows[0]) == csvout.WINDOW_COLUMNS
-    assert [int(r["window"]) for r in windows] == [w.index for w in report.windows]
+    assert [int(r["window"]) for r in windows] == [w.index + 1 for w in report.windows]  # counted from 1
     assert [r["verdict"] for r in windows] == [w.verdict for w in report.windows]
     assert len(bins) == sum(len(w.bins) for w in report.windows)
     for w in report.windows:
-        assert sum(int(b["offered"]) for b in bins if int(b["window"]) == w.index) == w.summary["offered"]
+        assert sum(int(b["offered"]) for b in bins if int(b["window"]) == w.index + 1) == w.summary["offered"]
     assert sum(int(r["requests"]) for r in throttles) == sum(report.throttles().values())
 
 
