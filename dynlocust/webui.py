@@ -23,10 +23,11 @@ from locust import events
 from locust.runners import MasterRunner
 
 from dynlocust import plugin, webform
+from dynlocust.conclusion import window_number
 from dynlocust.errors import ConfigurationError
 from dynlocust.report import csvout, html, plots
 from dynlocust.report.build import RunReport, WindowReport, window_from_stats
-from dynlocust.report.table import evidence_cells, reasons_cell, verdict_cell, window_number
+from dynlocust.report.table import evidence_cells, reasons_cell, verdict_cell
 from dynlocust.windows import WindowStats
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ import csv
 import io
 from typing import TYPE_CHECKING, Any
 
-from dynlocust.report.table import window_number
+from dynlocust.conclusion import window_number
 
 if TYPE_CHECKING:
     from dynlocust.report.build import RunReport, WindowReport

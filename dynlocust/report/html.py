@@ -9,8 +9,9 @@ import time
 from html import escape
 from typing import TYPE_CHECKING
 
+from dynlocust.conclusion import window_number
 from dynlocust.report.plots import VERDICT_COLOURS, svg_charts
-from dynlocust.report.table import COLUMNS, evidence_cells, reasons_cell, verdict_cell, window_number
+from dynlocust.report.table import COLUMNS, evidence_cells, reasons_cell, verdict_cell
 
 if TYPE_CHECKING:
     from dynlocust.report.build import RunReport, WindowReport

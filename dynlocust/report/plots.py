@@ -18,8 +18,8 @@ from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dynlocust.conclusion import window_number
 from dynlocust.errors import DynlocustError
-from dynlocust.report.table import window_number
 
 if TYPE_CHECKING:
     from dynlocust.report.build import RunReport

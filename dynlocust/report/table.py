@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from dynlocust.conclusion import window_number
 from dynlocust.saturation import Saturation
 from dynlocust.windows import Verdict
 
@@ -64,11 +65,6 @@ def reasons_cell(w: WindowLike) -> str:
         return "-"
     workers = f" (worker {', '.join(map(str, detail.workers))})" if detail.workers else ""
     return ", ".join(detail.reasons) + workers
-
-
-def window_number(index: int) -> int:
-    """How people count windows (from 1) in the console, the reports and the web UI; records keep the index."""
-    return index + 1
 
 
 def evidence_cells(saturation: Saturation | None) -> tuple[str, str, str, str, str]:
