@@ -28,6 +28,7 @@ from dynlocust.errors import ConfigurationError
 from dynlocust.report import csvout, html, plots
 from dynlocust.report.build import RunReport, WindowReport, window_from_stats
 from dynlocust.report.table import evidence_cells, reasons_cell, verdict_cell
+from dynlocust.scenario.plan import build_plan
 from dynlocust.windows import WindowStats
 
 if TYPE_CHECKING:
@@ -229,11 +230,20 @@ def status_row(status: str) -> dict[str, str]:
     return {key: "" for key, _ in WINDOW_COLUMNS} | {"window": "-", "phase": "set-up", "verdict": status}
 
 
-def window_rows(report: RunReport | None, setup: str | None = None) -> list[dict[str, str]]:
-    """The tab's rows: closed and running windows with their figures, later windows as pending; while there is no
-    run yet, what set-up is doing."""
+def planned_row(index: int, phase: str, rate: float, verdict: str) -> dict[str, str]:
+    """A window that has not begun: its number, phase and target, nothing measured."""
+    return {key: "-" for key, _ in WINDOW_COLUMNS} | {
+        "window": str(window_number(index)),
+        "phase": phase,
+        "target": f"{rate:,.0f}",
+        "verdict": verdict,
+    }
+
+
+def window_rows(report: RunReport | None) -> list[dict[str, str]]:
+    """The tab's rows: closed and running windows with their figures, later windows as pending."""
     if report is None:
-        return [status_row(setup)] if setup else []
+        return []
     rows = []
     for w in report.windows:
         s = w.summary
@@ -257,13 +267,18 @@ def window_rows(report: RunReport | None, setup: str | None = None) -> list[dict
             }
         )
     for planned in report.planned[len(report.windows) :]:
-        rows.append(
-            {key: "-" for key, _ in WINDOW_COLUMNS}
-            | {"window": str(window_number(planned["index"])), "phase": planned["phase"]}
-            | {"target": f"{planned['rate']:,.0f}"}
-            | {"verdict": "pending"}
-        )
+        rows.append(planned_row(planned["index"], planned["phase"], planned["rate"], "pending"))
     return rows
+
+
+def tab_rows(report: RunReport | None, state: RunState | None) -> list[dict[str, str]]:
+    """The DynamoDB tab: the run's windows; before it, what set-up is doing, or else the plan the scenario sets."""
+    if report is not None or state is None:
+        return window_rows(report)
+    setup = setup_status(state)
+    if setup:
+        return [status_row(setup)]
+    return [planned_row(w.index, w.phase, w.rate, "not started") for w in build_plan(state.scenario, t0=0.0).windows]
 
 
 NO_THROTTLES = {"window": "-", "code": "no throttles yet", "reason": "", "requests": "0"}
@@ -293,7 +308,7 @@ def environment_report(environment: Any) -> RunReport | None:
 def extended_stats(environment: Any) -> list[dict[str, Any]]:
     report = environment_report(environment)
     return [
-        {"key": TAB, "data": window_rows(report, setup_status(_run_state(environment)))},
+        {"key": TAB, "data": tab_rows(report, _run_state(environment))},
         {"key": THROTTLE_TAB, "data": throttle_rows(report)},
     ]
 
@@ -357,7 +372,7 @@ def install(environment: Any, web_ui: Any) -> None:
             "status": None if fleet is None else status_line(fleet),
             "setup": setup,
             "setup_failed": bool(run_state is not None and run_state.setup_error),
-            "windows": window_rows(report, setup),
+            "windows": tab_rows(report, run_state),
             "throttles": throttle_rows(report),
             "at": time.time(),
         }

@@ -220,6 +220,10 @@ def test_the_form_takes_its_defaults_from_the_scenario(browser: Any, tmp_path: P
             assert page.locator("form input[name=spawnRate]").input_value() == "5"
             assert page.locator("form input[name=host]").input_value().startswith("http://127.0.0.1:")  # embedded
             assert page.locator("form [name=scenario]").count() == 0
+            # the tabs appear once a run starts; their data already shows the scenario's plan
+            with urllib.request.urlopen(url + "/dynamodb/state.json", timeout=5) as response:
+                rows = [[r[k] for k, _ in WINDOW_COLUMNS] for r in json.load(response)["windows"]]
+            assert [(r[0], r[2], _verdict(r)) for r in rows] == [("1", "20", "not started"), ("2", "20", "not started")]
         finally:
             page.close()
 

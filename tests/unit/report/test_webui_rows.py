@@ -7,8 +7,11 @@ import io
 from pathlib import Path
 
 from dynlocust import webui
+from dynlocust.hooks import RunState
 from dynlocust.report import build, csvout
 from dynlocust.report.table import format_progress
+from dynlocust.scenario import load_scenario
+from tests.support.scenarios import put_scenario
 
 DATA = Path(__file__).parent / "data"
 
@@ -70,11 +73,33 @@ def test_a_run_without_throttles_says_so() -> None:
     assert rows == [webui.NO_THROTTLES] and rows[0]["code"] == "no throttles yet"
 
 
-def test_set_up_under_way_or_failed_is_said_instead_of_zeros() -> None:
-    rows = webui.window_rows(None, "creating tables: the windows start once set-up is done")
+def _state(tmp_path: Path) -> RunState:
+    path = tmp_path / "s.yaml"
+    path.write_text(put_scenario("rows", "steps: [{rate: 10, window: 2s}, {rate: 30, window: 3s}]"))
+    return RunState(load_scenario(str(path)), digest="-")
+
+
+def test_before_a_start_the_tab_shows_the_plan(tmp_path: Path) -> None:
+    rows = webui.tab_rows(None, _state(tmp_path))
+    assert [(r["window"], r["target"], r["verdict"]) for r in rows] == [
+        ("1", "10", "not started"),
+        ("2", "30", "not started"),
+    ]
+    assert all(list(r) == [k for k, _ in webui.WINDOW_COLUMNS] for r in rows)
+
+
+def test_set_up_under_way_or_failed_is_said_instead_of_zeros(tmp_path: Path) -> None:
+    state = _state(tmp_path)
+    state.stage = "creating tables"
+    rows = webui.tab_rows(None, state)
     assert len(rows) == 1 and rows[0]["verdict"].startswith("creating tables")
-    assert list(rows[0]) == [k for k, _ in webui.WINDOW_COLUMNS]
     assert rows[0]["offered"] == "" and rows[0]["throttled"] == ""  # no zeros
+    state.stage = "seeding tables"
+    assert webui.tab_rows(None, state)[0]["verdict"].startswith("seeding tables")
+    state.setup_error = "table 'x': expected an existing table (use_existing: true), found none"
+    assert webui.tab_rows(None, state)[0]["verdict"] == f"set-up failed: {state.setup_error}"
+    assert webui.setup_status(state) == f"set-up failed: {state.setup_error}"
+    assert webui.tab_rows(None, None) == []  # no scenario locustfile: nothing to say
 
 
 def test_window_rows_show_the_verdicts_evidence_and_worker(tmp_path: Path) -> None:
