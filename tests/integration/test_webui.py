@@ -293,6 +293,11 @@ def test_a_set_up_failure_is_shown_in_the_ui(browser: Any, tmp_path: Path) -> No
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="needs the per-Start run lifecycle (a fresh run per Start, teardown at Stop) of issue 18a; strict: once it "
+    "passes, this marker must go",
+)
 def test_two_runs_in_a_row_from_the_form(browser: Any, tmp_path: Path) -> None:  # noqa: F811
     """Each Start a fresh run (its own run id and tables); Stop tears down that run's tables at once."""
     runs = tmp_path / "runs"
