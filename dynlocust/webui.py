@@ -226,8 +226,15 @@ def _ms(v: float | None) -> str:
 
 
 def status_row(status: str) -> dict[str, str]:
-    """One row that says what the run is doing instead of a table of zeros (set-up under way, or failed)."""
-    return {key: "" for key, _ in WINDOW_COLUMNS} | {"window": "-", "phase": "set-up", "verdict": status}
+    """One row that says what the run is doing instead of a table of zeros (set-up under way, or failed): the stage
+    as its verdict, the detail as its reasons (the widest column)."""
+    stage, _, detail = status.partition(": ")
+    return {key: "" for key, _ in WINDOW_COLUMNS} | {
+        "window": "-",
+        "phase": "set-up",
+        "verdict": stage,
+        "reasons": detail,
+    }
 
 
 def planned_row(index: int, phase: str, rate: float, verdict: str) -> dict[str, str]:

@@ -288,6 +288,8 @@ def test_a_set_up_failure_is_shown_in_the_ui(browser: Any, tmp_path: Path) -> No
                 "td.innerText.includes('set-up failed'))",
                 timeout=10_000,
             )
+            row = _table_rows(page)[0]
+            assert (_verdict(row), row[-1]) == ("set-up failed", banner.inner_text().split("set-up failed: ")[1])
         finally:
             page.close()
 

@@ -92,12 +92,13 @@ def test_set_up_under_way_or_failed_is_said_instead_of_zeros(tmp_path: Path) -> 
     state = _state(tmp_path)
     state.stage = "creating tables"
     rows = webui.tab_rows(None, state)
-    assert len(rows) == 1 and rows[0]["verdict"].startswith("creating tables")
+    assert len(rows) == 1 and rows[0]["verdict"] == "creating tables"
     assert rows[0]["offered"] == "" and rows[0]["throttled"] == ""  # no zeros
     state.stage = "seeding tables"
-    assert webui.tab_rows(None, state)[0]["verdict"].startswith("seeding tables")
+    assert webui.tab_rows(None, state)[0]["verdict"] == "seeding tables"
     state.setup_error = "table 'x': expected an existing table (use_existing: true), found none"
-    assert webui.tab_rows(None, state)[0]["verdict"] == f"set-up failed: {state.setup_error}"
+    row = webui.tab_rows(None, state)[0]
+    assert (row["verdict"], row["reasons"]) == ("set-up failed", state.setup_error)
     assert webui.setup_status(state) == f"set-up failed: {state.setup_error}"
     assert webui.tab_rows(None, None) == []  # no scenario locustfile: nothing to say
 
