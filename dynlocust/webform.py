@@ -83,6 +83,14 @@ def validate(form: Mapping[str, str], options: Namespace, hidden: frozenset[str]
     return settings
 
 
+def check_host(host: str | None, *, local: bool) -> None:
+    """A local scenario's requests must go to a local endpoint: a blank host would send them to AWS."""
+    if local and not host:
+        raise ConfigurationError(
+            "--host: expected the endpoint of a local scenario (such as the embedded one the form showed), found none"
+        )
+
+
 def preflight(host: str | None, settings: Settings, region: str) -> None:
     """One request to the endpoint: raise `ConfigurationError` when it does not answer or refuses the credentials."""
     from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError

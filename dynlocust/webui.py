@@ -448,9 +448,10 @@ def _install_form(environment: Any, web_ui: Any) -> None:
         try:
             settings = webform.validate(form, environment.parsed_options or Namespace(), _hidden(environment))
             if state is not None and state.report is None:
-                target = state.scenario.target
-                region = getattr(target, "region", None) or settings.region
-                webform.preflight(form.get("host") or environment.host or None, settings, region)
+                host = form.get("host", environment.host)
+                webform.check_host(host, local=state.scenario.is_local)
+                region = getattr(state.scenario.target, "region", None) or settings.region
+                webform.preflight(host or None, settings, region)
         except ConfigurationError as exc:
             return jsonify({"success": False, "message": f"dynlocust: error: {exc}", "host": environment.host})
         plugin.state_for(environment).settings = settings

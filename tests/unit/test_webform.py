@@ -126,3 +126,10 @@ def test_preflight_refuses_missing_credentials(monkeypatch: pytest.MonkeyPatch, 
     # credentials are looked up before any connection: this name is never resolved
     with pytest.raises(ConfigurationError, match=r"^credentials: expected AWS credentials for https://dynamodb"):
         webform.preflight("https://dynamodb.example.invalid", Settings(), "us-east-1")
+
+
+def test_a_local_scenario_needs_a_host() -> None:
+    with pytest.raises(ConfigurationError, match=r"^--host: expected the endpoint of a local scenario"):
+        webform.check_host("", local=True)
+    webform.check_host("http://127.0.0.1:8000", local=True)
+    webform.check_host(None, local=False)  # a remote scenario: the region's endpoint
