@@ -104,7 +104,7 @@ def _table_rows(page: Any) -> list[list[str]]:
 
 
 @pytest.mark.slow
-def test_start_from_the_form_and_watch_windows_and_throttles(browser: Any, web_locust: str) -> None:  # noqa: F811
+def test_start_from_the_form_and_watch_windows_and_throttles(browser: Any, web_locust: str, tmp_path: Path) -> None:  # noqa: F811
     url = web_locust
     page = browser.new_page()
     failed: list[str] = []
@@ -118,6 +118,7 @@ def test_start_from_the_form_and_watch_windows_and_throttles(browser: Any, web_l
         for name in ("scenario", "deadline"):  # set when the process starts; the scenario's deadline applies
             assert page.locator(f"form [name={name}]").count() == 0, name
         assert page.locator("form input[name=userCount]").input_value() == "8"  # the command line's, kept
+        page.locator("form input[name=runId]").fill("from-the-form")  # the form's value applies, not --run-id's
         page.get_by_role("button", name="Start").click()
 
         page.get_by_role("tab", name="DynamoDB", exact=True).click()
@@ -149,6 +150,9 @@ def test_start_from_the_form_and_watch_windows_and_throttles(browser: Any, web_l
         throttle_rows = _table_rows(page)
         assert any(r[1] == "ThrottlingException" and int(r[3].replace(",", "")) > 0 for r in throttle_rows)
         assert page.locator("img#dynlocust-chart").count() == 0  # only under the DynamoDB tab
+
+        assert (tmp_path / "runs" / "from-the-form" / "results.jsonl").exists()
+        assert not (tmp_path / "runs" / "web").exists()
 
         page.goto(url + "/dynamodb")
         assert page.locator("#status").get_attribute("data-status") == "live"
