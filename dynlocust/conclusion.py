@@ -56,7 +56,7 @@ def window_number(index: int) -> int:
 
 
 def window_list(indexes: Sequence[int]) -> str:
-    """``window 4``, ``windows 2, 5``, ``windows 2-5`` of window indexes 3, 1 and 4, 1 to 4 (people count from 1)."""
+    """``window 4`` (index 3), ``windows 2, 5``, ``windows 2-5``: numbered from 1, consecutive windows collapsed."""
     runs: list[list[int]] = []
     for i in sorted(indexes):
         if runs and i == runs[-1][-1] + 1:
