@@ -191,6 +191,7 @@ def _on_test_start(environment: Any, **_kwargs: Any) -> None:
         pool_size=16,
     )
     state.tables = TableManager(client, scenario, state.run_id)
+    state.setup_error = ""  # a new Start after a failed set-up tries again
     try:
         state.stage = "creating tables"
         state.tables.create_all()
