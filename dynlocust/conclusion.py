@@ -50,15 +50,21 @@ class Conclusion:
         return cls(text=str(d.get("text", "")), incomplete=tuple(int(i) for i in d.get("incomplete", ())), **windows)
 
 
+def window_number(index: int) -> int:
+    """How people count windows (from 1) in the console, the reports and the web UI; records keep the index."""
+    return index + 1
+
+
 def window_list(indexes: Sequence[int]) -> str:
-    """``window 4``, ``windows 2, 5``, ``windows 2-5`` (runs of consecutive indexes collapsed)."""
+    """``window 4`` (index 3), ``windows 2, 5``, ``windows 2-5``: numbered from 1, consecutive windows collapsed."""
     runs: list[list[int]] = []
     for i in sorted(indexes):
         if runs and i == runs[-1][-1] + 1:
             runs[-1].append(i)
         else:
             runs.append([i])
-    parts = [f"{r[0]}-{r[-1]}" if len(r) > 2 else ", ".join(map(str, r)) for r in runs]
+    numbers = [[window_number(i) for i in r] for r in runs]
+    parts = [f"{r[0]}-{r[-1]}" if len(r) > 2 else ", ".join(map(str, r)) for r in numbers]
     return ("window " if len(indexes) == 1 else "windows ") + ", ".join(parts)
 
 
@@ -118,7 +124,7 @@ def conclude(records: Sequence[Mapping[str, Any]]) -> Conclusion:
         figures = evidence(sats[worst], verdicts[worst].reasons) if worst in sats else ""
         text = ", ".join(reasons) or "client-bound"
         if figures:
-            text += f"; {'' if len(indexes) == 1 else f'window {worst}: '}{figures}"
+            text += f"; {'' if len(indexes) == 1 else f'window {window_number(worst)}: '}{figures}"
         workers = sorted({w for i in indexes for w in verdicts[i].workers})
         if workers:
             text += f"; on worker {', '.join(map(str, workers))}"
@@ -128,7 +134,11 @@ def conclude(records: Sequence[Mapping[str, Any]]) -> Conclusion:
         accepted = [summary(i).get("accepted_per_s") or 0.0 for i in service]
         targets = [float(summary(i).get("target_rate") or 0.0) for i in service]
         tail = judged[judged.index(service[0]) :]
-        where = f"from window {service[0]} on" if service == tail and len(service) > 1 else f"in {window_list(service)}"
+        where = (
+            f"from window {window_number(service[0])} on"
+            if service == tail and len(service) > 1
+            else f"in {window_list(service)}"
+        )
         offered = _rate(targets[0]) if min(targets) == max(targets) else f"{min(targets):,.0f}-{max(targets):,.0f}/s"
         sentence = (
             f"DynamoDB capped accepted requests at {_rate(statistics.median(accepted))} {where} (offered {offered})"
@@ -158,13 +168,13 @@ def conclude(records: Sequence[Mapping[str, Any]]) -> Conclusion:
         top = max(judged, key=lambda i: float(summary(i).get("target_rate") or 0.0))
         sentences.append(
             f"DynamoDB accepted the load offered, up to {_rate(float(summary(top).get('target_rate') or 0.0))} "
-            f"(window {top}), without throttling; the client was not the limit."
+            f"(window {window_number(top)}), without throttling; the client was not the limit."
         )
     if incomplete:
         not_run = [i for i in incomplete if verdicts[i].label == "not-run"]
         partial = [i for i in incomplete if verdicts[i].label == "partial"]
         parts = [f"{window_list(not_run)} did not run"] if not_run else []
-        parts += [f"window {i} ran {verdicts[i].ran_text} of its schedule" for i in partial]
+        parts += [f"window {window_number(i)} ran {verdicts[i].ran_text} of its schedule" for i in partial]
         sentences.append(_sentence("; ".join(parts)) + ": they are not judged.")
     if not judged:
         sentences.insert(0, "No window ran in full: nothing can be concluded about DynamoDB's limit.")

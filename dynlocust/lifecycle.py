@@ -128,10 +128,12 @@ def begin(environment: Any) -> None:
     if state.scenario is None or isinstance(runner, WorkerRunner):
         return
     previous = state.run
-    if previous is None or previous.begun:  # a further Start (the web UI): a new run, its own id and tables
-        if previous is not None and previous.ending is not None:
-            previous.ending.join()
-        state.run = _new_run(state, new_run_id())
+    if previous is not None and previous.ending is not None:
+        previous.ending.join()
+    # every Start is a fresh run with the settings of that Start (the web UI's form may have changed --run-id or
+    # --results-dir); an id whose results exist (an earlier Start's) gives way to a new one
+    unused = previous.run_id if previous is not None and not previous.begun else None
+    state.run = _new_run(state, state.settings.run_id or unused or new_run_id())
     run = state.run
     assert run is not None and run.results_path is not None
     settings = state.settings
@@ -152,9 +154,9 @@ def begin(environment: Any) -> None:
     except Exception as exc:
         if not safety.is_quitting(environment):  # else teardown stopped it: it records the interrupt
             log.error("set-up failed: %s", exc)
-            run.setup_failed = True
+            run.setup_error = str(exc)
             environment.process_exit_code = 2
-            gevent.spawn(runner.quit)
+            gevent.spawn(runner.stop if keeps_running(environment) else runner.quit)  # the web UI says why
         raise gevent.GreenletExit from None  # Locust spawns users after `test_start`: there must be none
     if safety.is_quitting(environment):
         raise gevent.GreenletExit  # interrupted as set-up ended: teardown has the tables, no run starts

@@ -47,14 +47,15 @@ class RunState:
     t0: float = 0.0
     stage: str = NOT_STARTED
     """Where set-up is (starting the run, creating tables, seeding tables, running), for an interrupt's record."""
-    setup_failed: bool = False
+    setup_error: str = ""
+    """Why set-up failed ("" while it has not), for the web UI and the interrupt's record."""
     ending: gevent.Greenlet | None = None
     """The teardown of this run, once begun (it runs once; later callers wait for it)."""
 
     @property
     def begun(self) -> bool:
         """Whether a test_start has taken this run (a further Start needs a fresh one)."""
-        return self.stage != NOT_STARTED or self.setup_failed or self.ending is not None
+        return self.stage != NOT_STARTED or bool(self.setup_error) or self.ending is not None
 
 
 @dataclass
@@ -97,6 +98,12 @@ def current(environment: Any) -> RunState | None:
     """The environment's current (or last) run, if any; never creates state."""
     state = _STATES.get(environment)
     return state.run if state is not None else None
+
+
+def current_scenario(environment: Any) -> Scenario | None:
+    """The scenario this process runs (None without a scenario locustfile); never creates state."""
+    state = _STATES.get(environment)
+    return state.scenario if state is not None else None
 
 
 def current_run(environment: Any) -> ScenarioRun | None:

@@ -71,7 +71,7 @@ def _end(environment: Any, run: RunState, reason: str) -> None:
 
 def _setup_interrupted(environment: Any, run: RunState) -> bool:
     """Shut down before the run began, by an interrupt (not a set-up failure, not a web UI left unused)."""
-    if run.setup_failed or run.results_path is None or isinstance(environment.runner, WorkerRunner):
+    if run.setup_error or run.results_path is None or isinstance(environment.runner, WorkerRunner):
         return False
     return run.stage != NOT_STARTED or bool(getattr(environment.parsed_options, "headless", False))
 

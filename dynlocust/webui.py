@@ -13,20 +13,28 @@ from __future__ import annotations
 import json
 import time
 import weakref
+from argparse import Namespace
+from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from locust import events
+from locust.runners import MasterRunner
 
-from dynlocust import runstate
+from dynlocust import runstate, webform
+from dynlocust.conclusion import window_number
+from dynlocust.errors import ConfigurationError
 from dynlocust.report import csvout, html, plots
 from dynlocust.report.build import RunReport, WindowReport, window_from_stats
 from dynlocust.report.table import evidence_cells, reasons_cell, verdict_cell
+from dynlocust.scenario.plan import build_plan
 from dynlocust.windows import WindowStats
 
 if TYPE_CHECKING:
     from dynlocust.coordination import ClosedWindow, FleetReport
     from dynlocust.runner import ScenarioRun
+    from dynlocust.runstate import RunState
+    from dynlocust.scenario.model import Scenario
 
 TAB = "dynamodb"
 THROTTLE_TAB = "dynamodb-throttles"
@@ -71,7 +79,24 @@ CHART_SCRIPT = f"""<script>
     }}
     img.src = "./{TAB}/chart.svg?t=" + Date.now();
   }}
+  function setup() {{
+    fetch("./{TAB}/state.json", {{cache: "no-store"}}).then(function (r) {{ return r.json(); }}).then(function (s) {{
+      var box = document.getElementById("dynlocust-setup");
+      if (!s.setup) {{ if (box) box.remove(); return; }}
+      if (!box) {{
+        box = document.createElement("div");
+        box.id = "dynlocust-setup";
+        box.setAttribute("role", "status");
+        box.style.cssText = "position:fixed;bottom:12px;left:12px;right:12px;z-index:2000;padding:10px 14px;" +
+          "border-radius:4px;font:14px sans-serif;color:#fff;box-shadow:0 2px 6px rgba(0,0,0,.3)";
+        document.body.appendChild(box);
+      }}
+      box.style.background = s.setup_failed ? "#b00020" : "#1565c0";
+      box.textContent = "dynlocust: " + s.setup;
+    }}).catch(function () {{}});
+  }}
   setInterval(tick, {CHART_REFRESH_MS});
+  setInterval(setup, {CHART_REFRESH_MS});
 }})();
 </script>"""
 
@@ -79,6 +104,27 @@ CHART_SCRIPT = f"""<script>
 def _views(environment: Any) -> tuple[FleetReport | None, ScenarioRun | None]:
     """The merged view (master or standalone) and this process's own run (standalone only: live counters)."""
     return runstate.current_report(environment), runstate.current_run(environment)
+
+
+def _run_state(environment: Any) -> RunState | None:
+    """The current run's state (set-up stage, set-up failure, report), or None before any."""
+    return runstate.current(environment)
+
+
+def _scenario(environment: Any) -> Scenario | None:
+    """The scenario this process runs, or None without a scenario locustfile."""
+    return runstate.current_scenario(environment)
+
+
+def setup_status(state: RunState | None) -> str | None:
+    """What set-up is doing or why it failed, while no window has started; None once the run has begun."""
+    if state is None or state.report is not None:
+        return None
+    if state.setup_error:
+        return f"set-up failed: {state.setup_error}"
+    if state.stage in ("creating tables", "seeding tables"):
+        return f"{state.stage}: the windows start once set-up is done"
+    return None
 
 
 class _ClosedCache:
@@ -173,11 +219,33 @@ def status_line(fleet: FleetReport, now: float | None = None) -> str:
     left = max(0.0, windows[-1].end - now) if total else 0.0
     if current is None:
         return f"{len(fleet.closed)} of {total} windows closed, {left:.0f} s left"
-    return f"window {current.index + 1} of {total} ({current.phase}), {left:.0f} s left"
+    return f"window {window_number(current.index)} of {total} ({current.phase}), {left:.0f} s left"
 
 
 def _ms(v: float | None) -> str:
     return "-" if v is None else f"{v * 1000:.1f} ms"
+
+
+def status_row(status: str) -> dict[str, str]:
+    """One row that says what the run is doing instead of a table of zeros (set-up under way, or failed): the stage
+    as its verdict, the detail as its reasons (the widest column)."""
+    stage, _, detail = status.partition(": ")
+    return {key: "" for key, _ in WINDOW_COLUMNS} | {
+        "window": "-",
+        "phase": "set-up",
+        "verdict": stage,
+        "reasons": detail,
+    }
+
+
+def planned_row(index: int, phase: str, rate: float, verdict: str) -> dict[str, str]:
+    """A window that has not begun: its number, phase and target, nothing measured."""
+    return {key: "-" for key, _ in WINDOW_COLUMNS} | {
+        "window": str(window_number(index)),
+        "phase": phase,
+        "target": f"{rate:,.0f}",
+        "verdict": verdict,
+    }
 
 
 def window_rows(report: RunReport | None) -> list[dict[str, str]]:
@@ -191,7 +259,7 @@ def window_rows(report: RunReport | None) -> list[dict[str, str]]:
         first = s["first_throttle_s"]
         rows.append(
             {
-                "window": str(w.index),
+                "window": str(window_number(w.index)),
                 "phase": w.phase,
                 "target": f"{s['target_rate']:,.0f}",
                 "offered": f"{s['offered']:,}",
@@ -207,27 +275,36 @@ def window_rows(report: RunReport | None) -> list[dict[str, str]]:
             }
         )
     for planned in report.planned[len(report.windows) :]:
-        rows.append(
-            {key: "-" for key, _ in WINDOW_COLUMNS}
-            | {"window": str(planned["index"]), "phase": planned["phase"], "target": f"{planned['rate']:,.0f}"}
-            | {"verdict": "pending"}
-        )
+        rows.append(planned_row(planned["index"], planned["phase"], planned["rate"], "pending"))
     return rows
+
+
+def tab_rows(report: RunReport | None, state: RunState | None, scenario: Scenario | None) -> list[dict[str, str]]:
+    """The DynamoDB tab: the run's windows; before it, what set-up is doing, or else the plan the scenario sets."""
+    if report is not None or scenario is None:
+        return window_rows(report)
+    setup = setup_status(state)
+    if setup:
+        return [status_row(setup)]
+    return [planned_row(w.index, w.phase, w.rate, "not started") for w in build_plan(scenario, t0=0.0).windows]
+
+
+NO_THROTTLES = {"window": "-", "code": "no throttles yet", "reason": "", "requests": "0"}
 
 
 def throttle_rows(report: RunReport | None) -> list[dict[str, str]]:
     """Throttled requests by window, code and reason, then the run's total per code and reason."""
-    if report is None:
-        return []
     rows = []
-    for w in report.windows:
+    for w in report.windows if report is not None else []:
         for key, n in w.summary["throttled_by"].items():
             code, _, reason = key.partition("|")
-            rows.append({"window": str(w.index), "code": code, "reason": reason or "-", "requests": f"{n:,}"})
-    for key, n in report.throttles().items():
+            rows.append(
+                {"window": str(window_number(w.index)), "code": code, "reason": reason or "-", "requests": f"{n:,}"}
+            )
+    for key, n in report.throttles().items() if report is not None else []:
         code, _, reason = key.partition("|")
         rows.append({"window": "all", "code": code, "reason": reason or "-", "requests": f"{n:,}"})
-    return rows
+    return rows or [dict(NO_THROTTLES)]
 
 
 def environment_report(environment: Any) -> RunReport | None:
@@ -239,7 +316,7 @@ def environment_report(environment: Any) -> RunReport | None:
 def extended_stats(environment: Any) -> list[dict[str, Any]]:
     report = environment_report(environment)
     return [
-        {"key": TAB, "data": window_rows(report)},
+        {"key": TAB, "data": tab_rows(report, _run_state(environment), _scenario(environment))},
         {"key": THROTTLE_TAB, "data": throttle_rows(report)},
     ]
 
@@ -272,8 +349,9 @@ def install(environment: Any, web_ui: Any) -> None:
     def page() -> Response:
         fleet, run = _views(environment)
         if fleet is None:
+            said = setup_status(_run_state(environment)) or "No scenario run yet: start one from the Locust form."
             body = '<!DOCTYPE html><html><head><meta http-equiv="refresh" content="2"><title>dynlocust</title></head>'
-            body += "<body><p>No scenario run yet: start one from the Locust form.</p></body></html>"
+            body += f'<body><p id="setup">{escape(said)}</p></body></html>'
             return Response(body, mimetype="text/html")
         return Response(html.render(live_report(fleet, run), live=status_line(fleet)), mimetype="text/html")
 
@@ -296,9 +374,13 @@ def install(environment: Any, web_ui: Any) -> None:
     def state() -> Response:
         fleet, run = _views(environment)
         report = None if fleet is None else live_report(fleet, run)
+        run_state = _run_state(environment)
+        setup = setup_status(run_state)
         body = {
             "status": None if fleet is None else status_line(fleet),
-            "windows": window_rows(report),
+            "setup": setup,
+            "setup_failed": bool(run_state is not None and run_state.setup_error),
+            "windows": tab_rows(report, run_state, _scenario(environment)),
             "throttles": throttle_rows(report),
             "at": time.time(),
         }
@@ -314,6 +396,7 @@ def install(environment: Any, web_ui: Any) -> None:
         )
 
     app.register_blueprint(bp)
+    _install_form(environment, web_ui)
 
     @app.after_request
     def _extend(response: Response) -> Response:
@@ -328,6 +411,55 @@ def install(environment: Any, web_ui: Any) -> None:
             if "dynlocust-chart" not in text and "</body>" in text:
                 response.set_data(text.replace("</body>", CHART_SCRIPT + "</body>", 1))
         return response
+
+
+def _hidden(environment: Any) -> frozenset[str]:
+    return webform.not_offered(
+        scenario_run=_scenario(environment) is not None, fleet=isinstance(environment.runner, MasterRunner)
+    )
+
+
+def _install_form(environment: Any, web_ui: Any) -> None:
+    """The start form: defaults from the scenario, only fields a Start applies, each validated before the run starts.
+
+    Locust rebuilds its template arguments from ``parsed_options`` on every page load, so the defaults go there and
+    the offered fields are filtered right after it rebuilds them.
+    """
+    from flask import jsonify, request
+
+    rebuild = web_ui.update_template_args
+
+    def update_template_args() -> None:
+        scenario = _scenario(environment)
+        if scenario is not None and environment.parsed_options is not None:
+            webform.fill_defaults(environment.parsed_options, scenario.concurrency)
+        rebuild()
+        extra = web_ui.template_args.get("extra_options") or {}
+        web_ui.template_args["extra_options"] = webform.offered(extra, _hidden(environment))
+
+    web_ui.update_template_args = update_template_args
+
+    @web_ui.app.before_request
+    def _start() -> Any:
+        """Refuse a Start whose form values the command line would refuse, or whose endpoint cannot be used."""
+        if request.method != "POST" or not (request.endpoint or "").endswith(".swarm"):
+            return None
+        form = {key: value for key, value in request.form.items() if key != "user_classes"}
+        scenario = _scenario(environment)
+        try:
+            settings = webform.validate(form, environment.parsed_options or Namespace(), _hidden(environment))
+            if scenario is not None:
+                host = form.get("host", environment.host)
+                webform.check_host(host, local=scenario.is_local)
+                region = getattr(scenario.target, "region", None) or settings.region
+                webform.preflight(host or None, settings, region)
+        except ConfigurationError as exc:
+            return jsonify({"success": False, "message": f"dynlocust: error: {exc}", "host": environment.host})
+        runstate.state_for(environment).settings = settings
+        if form.get("host"):
+            for user_class in environment.user_classes:  # Locust sets only the environment's host
+                user_class.host = form["host"]
+        return None
 
 
 @events.init.add_listener

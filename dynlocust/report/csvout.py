@@ -6,6 +6,8 @@ import csv
 import io
 from typing import TYPE_CHECKING, Any
 
+from dynlocust.conclusion import window_number
+
 if TYPE_CHECKING:
     from dynlocust.report.build import RunReport, WindowReport
 
@@ -129,7 +131,7 @@ def render(report: RunReport) -> dict[str, str]:
         lat = s["latency"]
         windows.append(
             [
-                w.index,
+                window_number(w.index),
                 w.phase,
                 f"{w.start - t0:.3f}",
                 w.duration,
@@ -160,7 +162,7 @@ def render(report: RunReport) -> dict[str, str]:
         for b in w.bins:
             bins.append(
                 [
-                    w.index,
+                    window_number(w.index),
                     b.bin,
                     f"{b.t:.3f}",
                     b.seconds,
@@ -174,7 +176,7 @@ def render(report: RunReport) -> dict[str, str]:
             )
         for key, n in s["throttled_by"].items():
             code, _, reason = key.partition("|")
-            throttles.append([w.index, code, reason, n])
+            throttles.append([window_number(w.index), code, reason, n])
     return {
         "windows.csv": _csv(WINDOW_COLUMNS, windows),
         "bins.csv": _csv(BIN_COLUMNS, bins),

@@ -9,6 +9,7 @@ import time
 from html import escape
 from typing import TYPE_CHECKING
 
+from dynlocust.conclusion import window_number
 from dynlocust.report.plots import VERDICT_COLOURS, svg_charts
 from dynlocust.report.table import COLUMNS, evidence_cells, reasons_cell, verdict_cell
 
@@ -42,7 +43,7 @@ def _window_row(w: WindowReport) -> str:
     s = w.summary
     first = s["first_throttle_s"]
     cells = [
-        str(w.index),
+        str(window_number(w.index)),
         f"{s['target_rate']:,.0f}",
         f"{s['offered']:,}",
         f"{s['accepted_per_s'] or 0:,.1f}",

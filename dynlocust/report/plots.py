@@ -18,6 +18,7 @@ from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dynlocust.conclusion import window_number
 from dynlocust.errors import DynlocustError
 
 if TYPE_CHECKING:
@@ -186,7 +187,7 @@ def bar_chart_svg(
 
 
 def verdict_strip_svg(windows: Sequence[tuple[int, str]], *, chart_id: str = "verdicts", width: int = 800) -> str:
-    """One box per window ``(index, verdict)``, coloured by verdict, so a reader sees where the run turned."""
+    """One box per window ``(number, verdict)``, coloured by verdict, so a reader sees where the run turned."""
     top, box_h = 30, 40
     n = max(1, len(windows))
     box_w = min(120.0, (width - 8) / n)
@@ -246,7 +247,11 @@ def latency_series(report: RunReport) -> list[Series]:
     """p50, p90, p99 per window, in milliseconds."""
     out = []
     for p in ("p50", "p90", "p99"):
-        pts = [(float(w.index), w.summary["latency"][p] * 1000) for w in report.windows if w.summary["latency"][p]]
+        pts = [
+            (float(window_number(w.index)), w.summary["latency"][p] * 1000)
+            for w in report.windows
+            if w.summary["latency"][p]
+        ]
         out.append(Series(p, pts, COLOURS[p]))
     return out
 
@@ -272,10 +277,10 @@ def svg_charts(report: RunReport) -> dict[str, str]:
             title="Latency percentiles per window",
             x_label="window",
             y_label="ms",
-            x_ticks=[float(w.index) for w in report.windows],
+            x_ticks=[float(window_number(w.index)) for w in report.windows],
         ),
         "throttles": bar_chart_svg(throttle_bars(report), chart_id="throttles", title="Throttled requests by reason"),
-        "verdicts": verdict_strip_svg([(w.index, w.verdict) for w in report.windows]),
+        "verdicts": verdict_strip_svg([(window_number(w.index), w.verdict) for w in report.windows]),
     }
 
 
@@ -335,7 +340,15 @@ def write_pngs(report: RunReport, out_dir: Path) -> list[Path]:
     fig, ax = plt.subplots(figsize=(10, 1.6))
     for i, w in enumerate(report.windows):
         ax.add_patch(matplotlib.patches.Rectangle((i, 0), 0.95, 1, color=VERDICT_COLOURS.get(w.verdict, "#bbbbbb")))
-        ax.text(i + 0.475, 0.5, f"{w.index}\n{w.verdict}", ha="center", va="center", color="white", fontsize=8)
+        ax.text(
+            i + 0.475,
+            0.5,
+            f"{window_number(w.index)}\n{w.verdict}",
+            ha="center",
+            va="center",
+            color="white",
+            fontsize=8,
+        )
     ax.set_xlim(0, max(1, len(report.windows)))
     ax.set_ylim(0, 1)
     ax.axis("off")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from dynlocust.conclusion import window_number
 from dynlocust.saturation import Saturation
 from dynlocust.windows import Verdict
 
@@ -82,7 +83,7 @@ def _row(w: WindowLike) -> tuple[str, ...]:
     first = s.get("first_throttle_s")
     throttled = s["throttled"] + s.get("unprocessed_requests", 0)
     return (
-        str(w.index),
+        str(window_number(w.index)),
         f"{s['target_rate']:,.0f}",
         f"{s['offered']:,}",
         f"{s['accepted_per_s'] or 0:,.1f}",
@@ -111,7 +112,7 @@ def format_progress(window: WindowLike, total_windows: int, seconds_left: float 
     throttled = s["throttled"] + s.get("unprocessed_requests", 0)
     left = "" if seconds_left is None else f", {max(seconds_left, 0.0):,.0f} s left"
     return (
-        f"window {window.index + 1}/{total_windows} ({window.phase}): target {s['target_rate']:,.0f}/s, "
+        f"window {window_number(window.index)}/{total_windows} ({window.phase}): target {s['target_rate']:,.0f}/s, "
         f"offered {s['offered']:,}, sent {s['sent']:,}, accepted {s['accepted_per_s']:,.1f}/s, "
         f"throttled {throttled:,}, dropped {s['dropped']:,}, p99 {_ms(s['latency']['p99'])} -> {verdict_cell(window)}"
         f"{'' if reasons_cell(window) == '-' else f' [{reasons_cell(window)}]'}"

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from dynlocust.conclusion import window_number
 from dynlocust.coordination import EXIT_OK, EXIT_SLO
 from dynlocust.report.table import COLUMNS
 from dynlocust.results import read_results
@@ -193,7 +194,7 @@ def check_run(code: int, log: str, results: Path, probe: InPod, prometheus: str)
     ]
     header = table.index(list(COLUMNS))
     rows = [dict(zip(COLUMNS, row, strict=True)) for row in table[header + 1 : header + 1 + len(windows)]]
-    assert [r["window"] for r in rows] == [str(w["index"]) for w in windows]
+    assert [r["window"] for r in rows] == [str(window_number(w["index"])) for w in windows]
     assert [r["throttled"] for r in rows] == [f"{w['summary']['throttled']:,}" for w in windows]
     assert [r["verdict"] for r in rows] == [w["verdict"] for w in windows]
 

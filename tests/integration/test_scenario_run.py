@@ -48,7 +48,7 @@ def test_quickstart_reproduces_the_ceiling_and_reconciles_with_the_server(
     assert (conclusion["service_limited"], conclusion["client_limited"]) == ([2, 3], [])
     assert f"conclusion: {conclusion['text']}" in result.stdout
     assert conclusion["text"].startswith("DynamoDB capped accepted requests at ")
-    assert "from window 2 on (offered 150-200/s); the client was not the limit." in conclusion["text"]
+    assert "from window 3 on (offered 150-200/s); the client was not the limit." in conclusion["text"]
 
     # What the client counted equals what the server saw, request for request.
     sent = sum(w["summary"]["sent"] for w in windows)

@@ -6,19 +6,26 @@ the live chart drawn in the tab. Needs Debian's ``chromium`` and Playwright for 
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
+import urllib.parse
+import urllib.request
+from argparse import Namespace
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from dynlocust.errors import ConfigurationError
 from dynlocust.local.embedded import LocalEndpoint
+from dynlocust.settings import from_options
 from dynlocust.webui import WINDOW_COLUMNS
 from tests.integration.test_report_browser import browser  # noqa: F401 - the Chromium fixture
 from tests.support.processes import wait_http_ok
@@ -52,23 +59,22 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture
-def web_locust(tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    """A Locust web UI with the scenario locustfile and dynlocust.webui, on 127.0.0.1; stopped by the test."""
-    endpoint = LocalEndpoint(capacity_scale=0.0025).start()
+@contextmanager
+def _locust(tmp_path: Path, scenario_text: str, *args: str) -> Iterator[str]:
+    """A Locust web UI with the scenario locustfile and dynlocust.webui, on 127.0.0.1; stopped when the block ends."""
     (tmp_path / "lf.py").write_text(LOCUSTFILE)
     scenario = tmp_path / "webui.yaml"
-    scenario.write_text(SCENARIO)
+    scenario.write_text(scenario_text)
     port = _free_port()
     argv = [sys.executable, "-m", "locust", "-f", str(tmp_path / "lf.py"), "--scenario", str(scenario)]
-    argv += ["--web-host", "127.0.0.1", "--web-port", str(port), "--host", endpoint.url, "-u", "8", "-r", "8"]
-    argv += ["--results-dir", str(tmp_path / "runs"), "--run-id", "web", "--metrics-port", "0"]
+    argv += ["--web-host", "127.0.0.1", "--web-port", str(port), "--results-dir", str(tmp_path / "runs")]
+    argv += ["--metrics-port", "0", *args]
     log = open(tmp_path / "locust.log", "w+b")  # noqa: SIM115 - closed in finally
     proc = subprocess.Popen(argv, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=log, stderr=log)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_http_ok(url + "/", proc, tmp_path / "locust.log")
-        yield url, tmp_path
+        yield url
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
@@ -78,6 +84,16 @@ def web_locust(tmp_path: Path) -> Iterator[tuple[str, Path]]:
                 proc.kill()
                 proc.wait(10)
         log.close()
+
+
+@pytest.fixture
+def web_locust(tmp_path: Path) -> Iterator[str]:
+    """The throttling scenario against a local endpoint of its own, with the user count given on the command line."""
+    endpoint = LocalEndpoint(capacity_scale=0.0025).start()
+    try:
+        with _locust(tmp_path, SCENARIO, "--host", endpoint.url, "-u", "8", "-r", "8", "--run-id", "web") as url:
+            yield url
+    finally:
         endpoint.stop()
 
 
@@ -88,19 +104,21 @@ def _table_rows(page: Any) -> list[list[str]]:
 
 
 @pytest.mark.slow
-def test_start_from_the_form_and_watch_windows_and_throttles(browser: Any, web_locust: tuple[str, Path]) -> None:  # noqa: F811
-    url, tmp_path = web_locust
+def test_start_from_the_form_and_watch_windows_and_throttles(browser: Any, web_locust: str, tmp_path: Path) -> None:  # noqa: F811
+    url = web_locust
     page = browser.new_page()
     failed: list[str] = []
     page.on("requestfailed", lambda r: failed.append(f"{r.url}: {r.failure}"))
     try:
         page.goto(url + "/")
         page.get_by_text("Custom parameters").click()
-        scenario_input = page.locator("form input[name=scenario]")
-        scenario_input.wait_for(timeout=10_000)
-        assert scenario_input.input_value() == str(tmp_path / "webui.yaml")
-        for name in ("deadline", "resultsDir", "runId", "region"):
+        page.locator("form input[name=runId]").wait_for(timeout=10_000)
+        for name in ("resultsDir", "runId", "region", "readTimeout"):
             assert page.locator(f"form input[name={name}]").count() == 1, name
+        for name in ("scenario", "deadline"):  # set when the process starts; the scenario's deadline applies
+            assert page.locator(f"form [name={name}]").count() == 0, name
+        assert page.locator("form input[name=userCount]").input_value() == "8"  # the command line's, kept
+        page.locator("form input[name=runId]").fill("from-the-form")  # the form's value applies, not --run-id's
         page.get_by_role("button", name="Start").click()
 
         page.get_by_role("tab", name="DynamoDB", exact=True).click()
@@ -117,7 +135,7 @@ def test_start_from_the_form_and_watch_windows_and_throttles(browser: Any, web_l
             page.wait_for_timeout(500)
         closed = [r for r in rows if _verdict(r) in CLOSED_VERDICTS]
         assert len(closed) >= 2, rows
-        assert [r[0] for r in rows] == ["0", "1", "2"]
+        assert [r[0] for r in rows] == ["1", "2", "3"]  # counted from 1, as the console's progress lines
         assert _verdict(rows[2]) in {"running", "pending"} | CLOSED_VERDICTS
         assert all(0 <= float(r[CPU]) < 2 for r in closed), closed  # the client's evidence is shown
         throttled = [int(r[5].replace(",", "")) for r in closed]
@@ -133,9 +151,181 @@ def test_start_from_the_form_and_watch_windows_and_throttles(browser: Any, web_l
         assert any(r[1] == "ThrottlingException" and int(r[3].replace(",", "")) > 0 for r in throttle_rows)
         assert page.locator("img#dynlocust-chart").count() == 0  # only under the DynamoDB tab
 
+        assert (tmp_path / "runs" / "from-the-form" / "results.jsonl").exists()
+        assert not (tmp_path / "runs" / "web").exists()
+
         page.goto(url + "/dynamodb")
         assert page.locator("#status").get_attribute("data-status") == "live"
         assert page.locator("svg#timeline path.series").count() == 4
         assert failed == []
     finally:
         page.close()
+
+
+# a local scenario: no --host, so the process starts the embedded endpoint and the form shows it
+LOCAL = put_scenario("webui-local", "steps: [{rate: 20, window: 2s}, {rate: 20, window: 2s}]", concurrency=5)
+UNTIL_STOPPED = put_scenario("webui-two", "steps: [{rate: 20, window: 2s}, {rate: 20, window: 60s}]", concurrency=5)
+MISSING_TABLE = LOCAL.replace(
+    "  - {name: t, partition_key: {name: pk, type: S}}",
+    "  - {name: t, partition_key: {name: pk, type: S}, use_existing: true, existing_table_name: absent-table}",
+)
+
+
+def _open_form(page: Any, url: str) -> None:
+    page.goto(url + "/")
+    page.get_by_text("Custom parameters").click()
+    page.locator("form input[name=runId]").wait_for(timeout=10_000)
+
+
+def _runner_state(url: str) -> str:
+    with urllib.request.urlopen(url + "/stats/requests", timeout=5) as response:
+        return str(json.load(response)["state"])
+
+
+def _swarm(url: str, form: dict[str, str]) -> dict[str, Any]:
+    body = urllib.parse.urlencode(form).encode()
+    with urllib.request.urlopen(urllib.request.Request(url + "/swarm", data=body), timeout=30) as response:
+        return dict(json.load(response))
+
+
+def _tables(endpoint: str) -> list[str]:
+    body = json.dumps({}).encode()
+    request = urllib.request.Request(
+        endpoint,
+        data=body,
+        headers={
+            "Content-Type": "application/x-amz-json-1.0",
+            "X-Amz-Target": "DynamoDB_20120810.ListTables",
+            "Authorization": "AWS4-HMAC-SHA256 Credential=local/20260101/us-east-1/dynamodb/aws4_request, "
+            "SignedHeaders=host, Signature=0",
+        },
+    )
+    with urllib.request.urlopen(request, timeout=5) as response:
+        return list(json.load(response)["TableNames"])
+
+
+def _wait(check: Any, seconds: float, what: str) -> Any:
+    """Poll `check` until it returns something truthy; fail naming `what` after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.5)
+    raise AssertionError(f"{what}: not seen within {seconds} s")
+
+
+def test_the_form_takes_its_defaults_from_the_scenario(browser: Any, tmp_path: Path) -> None:  # noqa: F811
+    with _locust(tmp_path, LOCAL) as url:
+        page = browser.new_page()
+        try:
+            _open_form(page, url)
+            assert page.locator("form input[name=userCount]").input_value() == "5"  # the scenario's concurrency
+            assert page.locator("form input[name=spawnRate]").input_value() == "5"
+            assert page.locator("form input[name=host]").input_value().startswith("http://127.0.0.1:")  # embedded
+            assert page.locator("form [name=scenario]").count() == 0
+            # the tabs appear once a run starts; their data already shows the scenario's plan
+            with urllib.request.urlopen(url + "/dynamodb/state.json", timeout=5) as response:
+                rows = [[r[k] for k, _ in WINDOW_COLUMNS] for r in json.load(response)["windows"]]
+            assert [(r[0], r[2], _verdict(r)) for r in rows] == [("1", "20", "not started"), ("2", "20", "not started")]
+        finally:
+            page.close()
+
+
+def test_a_bad_form_value_is_refused_in_the_form_with_the_command_lines_message(
+    browser: Any,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(ConfigurationError) as on_the_command_line:
+        from_options(Namespace(read_timeout="abc"))
+    expected = f"dynlocust: error: {on_the_command_line.value}"
+    with _locust(tmp_path, LOCAL) as url:
+        page = browser.new_page()
+        try:
+            _open_form(page, url)
+            page.locator("form input[name=readTimeout]").fill("abc")
+            page.get_by_role("button", name="Start").click()
+            page.get_by_text(expected).wait_for(timeout=10_000)
+            assert _runner_state(url) == "ready"  # nothing started
+            # a field the form does not offer is refused too, not silently ignored
+            answer = _swarm(url, {"user_count": "5", "spawn_rate": "5", "scenario": str(tmp_path / "missing.yaml")})
+            assert answer["success"] is False
+            assert answer["message"].startswith("dynlocust: error: --scenario: set when the process starts")
+            assert _runner_state(url) == "ready"
+        finally:
+            page.close()
+
+
+def test_an_endpoint_that_does_not_answer_is_refused_in_the_form(browser: Any, tmp_path: Path) -> None:  # noqa: F811
+    with socket.socket() as closed:  # bound, never listening: connections are refused
+        closed.bind(("127.0.0.1", 0))
+        host = f"http://127.0.0.1:{closed.getsockname()[1]}"
+        with _locust(tmp_path, LOCAL, "--host", host, "--connect-timeout", "1") as url:
+            page = browser.new_page()
+            try:
+                _open_form(page, url)
+                page.get_by_role("button", name="Start").click()
+                page.get_by_text("dynlocust: error: --host: expected a DynamoDB endpoint that answers").wait_for(
+                    timeout=15_000
+                )
+                assert _runner_state(url) == "ready"
+            finally:
+                page.close()
+
+
+def test_a_set_up_failure_is_shown_in_the_ui(browser: Any, tmp_path: Path) -> None:  # noqa: F811
+    with _locust(tmp_path, MISSING_TABLE) as url:
+        page = browser.new_page()
+        try:
+            _open_form(page, url)
+            page.get_by_role("button", name="Start").click()
+            banner = page.locator("#dynlocust-setup")
+            banner.wait_for(timeout=15_000)
+            page.wait_for_function(
+                "() => document.getElementById('dynlocust-setup').textContent.includes('set-up failed')",
+                timeout=15_000,
+            )
+            assert "'absent-table': expected an existing table" in banner.inner_text()
+            page.get_by_role("tab", name="DynamoDB", exact=True).click()
+            page.wait_for_function(
+                "() => [...document.querySelectorAll('table tbody td')].some(td => "
+                "td.innerText.includes('set-up failed'))",
+                timeout=10_000,
+            )
+            row = _table_rows(page)[0]
+            assert (_verdict(row), row[-1]) == ("set-up failed", banner.inner_text().split("set-up failed: ")[1])
+        finally:
+            page.close()
+
+
+@pytest.mark.slow
+def test_two_runs_in_a_row_from_the_form(browser: Any, tmp_path: Path) -> None:  # noqa: F811
+    """Each Start a fresh run (its own run id and tables); Stop tears down that run's tables at once."""
+    runs = tmp_path / "runs"
+    with _locust(tmp_path, UNTIL_STOPPED) as url:
+        page = browser.new_page()
+        try:
+            _open_form(page, url)
+            endpoint = page.locator("form input[name=host]").input_value()
+            page.get_by_role("button", name="Start").click()
+            first = _wait(lambda: [d.name for d in runs.iterdir()] if runs.exists() else [], 30, "the first run")
+            assert len(first) == 1
+            _wait(lambda: any(first[0] in t for t in _tables(endpoint)), 30, "the first run's tables")
+            page.get_by_role("button", name="Stop").click()
+            _wait(lambda: not any(first[0] in t for t in _tables(endpoint)), 30, "the first run's tables deleted")
+
+            page.get_by_role("button", name="New").click()
+            page.get_by_role("button", name="Start").click()
+            second = _wait(lambda: [d.name for d in runs.iterdir() if d.name not in first], 30, "a second run")
+            assert len(second) == 1 and second[0] != first[0]
+            _wait(lambda: any(second[0] in t for t in _tables(endpoint)), 30, "the second run's tables")
+            rows = _wait(lambda: [r for r in _table_rows_of(page) if _verdict(r) in CLOSED_VERDICTS], 40, "a window")
+            assert rows[0][0] == "1"
+            assert not any(first[0] in t for t in _tables(endpoint))
+        finally:
+            page.close()
+
+
+def _table_rows_of(page: Any) -> list[list[str]]:
+    page.get_by_role("tab", name="DynamoDB", exact=True).click()
+    return _table_rows(page)

@@ -34,10 +34,11 @@ def record(
 
 
 def test_window_list() -> None:
-    assert window_list([4]) == "window 4"
-    assert window_list([2, 5]) == "windows 2, 5"
-    assert window_list([5, 2, 3, 4]) == "windows 2-5"
-    assert window_list([0, 1, 3]) == "windows 0, 1, 3"
+    # window indexes, numbered from 1 as people count them
+    assert window_list([3]) == "window 4"
+    assert window_list([1, 4]) == "windows 2, 5"
+    assert window_list([4, 1, 2, 3]) == "windows 2-5"
+    assert window_list([0, 1, 3]) == "windows 1, 2, 4"
 
 
 def test_a_clean_ramp_across_the_ceiling_blames_dynamodb() -> None:
@@ -49,7 +50,7 @@ def test_a_clean_ramp_across_the_ceiling_blames_dynamodb() -> None:
     ]
     c = conclude(windows)
     assert c.text == (
-        "DynamoDB capped accepted requests at 103.6/s from window 2 on (offered 150-200/s); "
+        "DynamoDB capped accepted requests at 103.6/s from window 3 on (offered 150-200/s); "
         "the client was not the limit."
     )
     assert (c.service_limited, c.client_limited, c.incomplete) == ((2, 3), (), ())
@@ -60,7 +61,7 @@ def test_a_client_bound_window_says_the_limit_is_unknown_above_it_and_what_to_do
     windows = [record(0, 100, 100.0, ("ok",)), record(1, 200, 198.0, ("client-bound",), saturation=starved)]
     c = conclude(windows)
     assert c.text == (
-        "Window 1 is client-bound (cpu; CPU 0.97 of a core): the run cannot tell where DynamoDB's limit is above "
+        "Window 2 is client-bound (cpu; CPU 0.97 of a core): the run cannot tell where DynamoDB's limit is above "
         "198.0/s; add workers."
     )
     assert c.client_limited == (1,) and c.service_limited == ()
@@ -76,9 +77,9 @@ def test_both_sides_name_the_stronger_and_the_fleet_worker() -> None:
         record(1, 200, 90.0, ("client-bound", "throttled"), stronger="client", saturation=dropping, workers=(0,)),
     ]
     c = conclude(windows)
-    assert "DynamoDB capped accepted requests at 95.0/s in window 0 (offered 100.0/s)" in c.text
-    assert "the client was also limited in window 0 (lag; 40 of 1,500 sends late by > 25 ms; on worker 1)" in c.text
-    assert "Window 1 is client-bound (dropped; 900 of 3,000 sends dropped; on worker 0)" in c.text
+    assert "DynamoDB capped accepted requests at 95.0/s in window 1 (offered 100.0/s)" in c.text
+    assert "the client was also limited in window 1 (lag; 40 of 1,500 sends late by > 25 ms; on worker 1)" in c.text
+    assert "Window 2 is client-bound (dropped; 900 of 3,000 sends dropped; on worker 0)" in c.text
     assert c.text.endswith("above 90.0/s; raise concurrency.")
     assert c.client_limited == (0, 1) and c.service_limited == (0,)
 
@@ -91,7 +92,7 @@ def test_several_client_bound_windows_show_the_strongest_evidence() -> None:
 
     windows = [record(i, 100, 90.0, ("client-bound",), saturation=dropping(n)) for i, n in enumerate((50, 300, 20))]
     c = conclude(windows)
-    assert c.text.startswith("Windows 0-2 are client-bound (dropped; window 1: 300 of 1,000 sends dropped): ")
+    assert c.text.startswith("Windows 1-3 are client-bound (dropped; window 2: 300 of 1,000 sends dropped): ")
 
 
 def test_a_run_stopped_mid_way_judges_only_what_ran() -> None:
@@ -103,8 +104,8 @@ def test_a_run_stopped_mid_way_judges_only_what_ran() -> None:
     ]
     c = conclude(windows)
     assert c.text == (
-        "DynamoDB accepted the load offered, up to 50.0/s (window 0), without throttling; the client was not the "
-        "limit. Windows 2, 3 did not run; window 1 ran 40% of its schedule: they are not judged."
+        "DynamoDB accepted the load offered, up to 50.0/s (window 1), without throttling; the client was not the "
+        "limit. Windows 3, 4 did not run; window 2 ran 40% of its schedule: they are not judged."
     )
     assert c.incomplete == (1, 2, 3) and c.client_limited == ()
     nothing = conclude([record(0, 50, 10.0, ("partial",), ran=0.2)])
@@ -113,7 +114,7 @@ def test_a_run_stopped_mid_way_judges_only_what_ran() -> None:
 
 def test_errors_are_the_tests_failure() -> None:
     c = conclude([record(0, 50, 10.0, ("errors",))])
-    assert c.text == "Window 0 failed mostly with errors: the test, not DynamoDB, failed." and c.errors == (0,)
+    assert c.text == "Window 1 failed mostly with errors: the test, not DynamoDB, failed." and c.errors == (0,)
 
 
 def test_old_records_without_detail_still_conclude() -> None:

@@ -237,11 +237,11 @@ def test_csv_rows_add_up_to_the_report() -> None:
     bins = list(csv.DictReader(io.StringIO(files["bins.csv"])))
     throttles = list(csv.DictReader(io.StringIO(files["throttles.csv"])))
     assert tuple(windows[0]) == csvout.WINDOW_COLUMNS
-    assert [int(r["window"]) for r in windows] == [w.index for w in report.windows]
+    assert [int(r["window"]) for r in windows] == [w.index + 1 for w in report.windows]  # counted from 1
     assert [r["verdict"] for r in windows] == [w.verdict for w in report.windows]
     assert len(bins) == sum(len(w.bins) for w in report.windows)
     for w in report.windows:
-        assert sum(int(b["offered"]) for b in bins if int(b["window"]) == w.index) == w.summary["offered"]
+        assert sum(int(b["offered"]) for b in bins if int(b["window"]) == w.index + 1) == w.summary["offered"]
     assert sum(int(r["requests"]) for r in throttles) == sum(report.throttles().values())
 
 
@@ -333,7 +333,7 @@ def test_results_recorded_before_verdict_details_still_load() -> None:
         assert w.verdict_detail is not None and w.verdict_detail.labels == (r["verdict"],)
         assert w.saturation is not None and w.saturation.reasons == tuple(r["saturation"]["reasons"])
     assert report.conclusion is not None and report.conclusion.client_limited == (1, 2, 3)
-    assert report.conclusion.text.startswith("Windows 1-3 are client-bound (lag, dropped; ")
+    assert report.conclusion.text.startswith("Windows 2-4 are client-bound (lag, dropped; ")
     assert "0 of 0" not in report.conclusion.text  # figures it does not have are left out, not shown as zeros
 
 
@@ -363,7 +363,7 @@ def test_the_verdict_its_evidence_and_the_conclusion_reach_every_format(tmp_path
         ("throttled",),
         ("throttled", "client-bound"),  # CPU near a core, yet every send left on time: DynamoDB's no is stronger
     ]
-    assert "the client was also limited in window 1 (cpu; CPU 0.97 of a core; on worker 1)" in end["conclusion"]["text"]
+    assert "the client was also limited in window 2 (cpu; CPU 0.97 of a core; on worker 1)" in end["conclusion"]["text"]
 
     text = markdown.render(report)
     assert f"**Conclusion:** {end['conclusion']['text']}" in text

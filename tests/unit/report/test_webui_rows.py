@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import csv
+import io
 from pathlib import Path
 
 from dynlocust import webui
-from dynlocust.report import build
+from dynlocust.report import build, csvout
+from dynlocust.report.table import format_progress
+from dynlocust.runstate import RunState
+from dynlocust.scenario import Scenario, load_scenario
+from tests.support.scenarios import put_scenario
 
 DATA = Path(__file__).parent / "data"
 
@@ -15,7 +21,7 @@ def test_window_rows_have_every_column_and_pending_windows() -> None:
     rows = webui.window_rows(report)
     keys = [k for k, _ in webui.WINDOW_COLUMNS]
     assert all(list(r) == keys for r in rows)
-    assert [r["window"] for r in rows] == ["0", "1", "2", "3"]
+    assert [r["window"] for r in rows] == ["1", "2", "3", "4"]  # counted from 1, as the progress lines count
     assert [r["verdict"] for r in rows[2:]] == ["pending", "pending"]
     assert rows[3]["target"] == "200" and rows[3]["offered"] == "-"
     closed = report.windows[0].summary
@@ -43,8 +49,58 @@ def test_throttle_ratio_is_of_sent_requests() -> None:
     assert webui.window_rows(report)[-1]["ratio"] == f"{expected:.1%}"
 
 
-def test_no_run_no_rows() -> None:
-    assert webui.window_rows(None) == [] and webui.throttle_rows(None) == []
+def test_windows_are_numbered_as_the_progress_lines_number_them() -> None:
+    report = build.load_report(DATA / "complete.jsonl")
+    total = len(report.windows)
+    progress = [format_progress(w, total).split("/")[0] for w in report.windows]
+    assert progress == [f"window {r['window']}" for r in webui.window_rows(report)]
+    assert [r[0] for r in csv.reader(io.StringIO(csvout.render(report)["windows.csv"]))][1:] == [
+        r["window"] for r in webui.window_rows(report)
+    ]
+
+
+def test_no_run_no_window_rows_and_no_throttles_said() -> None:
+    assert webui.window_rows(None) == []
+    assert webui.throttle_rows(None) == [webui.NO_THROTTLES]
+
+
+def test_a_run_without_throttles_says_so() -> None:
+    report = build.load_report(DATA / "complete.jsonl")
+    for w in report.windows:
+        w.summary = {**w.summary, "throttled_by": {}}
+    assert report.throttles() == {}
+    rows = webui.throttle_rows(report)
+    assert rows == [webui.NO_THROTTLES] and rows[0]["code"] == "no throttles yet"
+
+
+def _scenario(tmp_path: Path) -> Scenario:
+    path = tmp_path / "s.yaml"
+    path.write_text(put_scenario("rows", "steps: [{rate: 10, window: 2s}, {rate: 30, window: 3s}]"))
+    return load_scenario(str(path))
+
+
+def test_before_a_start_the_tab_shows_the_plan(tmp_path: Path) -> None:
+    rows = webui.tab_rows(None, RunState("r"), _scenario(tmp_path))
+    assert [(r["window"], r["target"], r["verdict"]) for r in rows] == [
+        ("1", "10", "not started"),
+        ("2", "30", "not started"),
+    ]
+    assert all(list(r) == [k for k, _ in webui.WINDOW_COLUMNS] for r in rows)
+
+
+def test_set_up_under_way_or_failed_is_said_instead_of_zeros(tmp_path: Path) -> None:
+    state, scenario = RunState("r"), _scenario(tmp_path)
+    state.stage = "creating tables"
+    rows = webui.tab_rows(None, state, scenario)
+    assert len(rows) == 1 and rows[0]["verdict"] == "creating tables"
+    assert rows[0]["offered"] == "" and rows[0]["throttled"] == ""  # no zeros
+    state.stage = "seeding tables"
+    assert webui.tab_rows(None, state, scenario)[0]["verdict"] == "seeding tables"
+    state.setup_error = "table 'x': expected an existing table (use_existing: true), found none"
+    row = webui.tab_rows(None, state, scenario)[0]
+    assert (row["verdict"], row["reasons"]) == ("set-up failed", state.setup_error)
+    assert webui.setup_status(state) == f"set-up failed: {state.setup_error}"
+    assert webui.tab_rows(None, None, None) == []  # no scenario locustfile: nothing to say
 
 
 def test_window_rows_show_the_verdicts_evidence_and_worker(tmp_path: Path) -> None:
