@@ -5,11 +5,11 @@ attribute, as a load test writes them), GetItem and Query of keys already writte
 CPU (psutil: the server process's user + system time over the measured requests), so load from other processes on a
 busy machine distorts it less than throughput would.
 
-Part 2, growth: the table is filled (BatchWriteItem) to each size in `--sizes` (default 10^4, 10^5, 10^6 items) and at
-each size the server's CPU per request is measured (the cheapest of `--repeats` cells) for fresh-key PutItem, GetItem, Query, one Scan page (Limit 100,
-resuming from the last page's LastEvaluatedKey) and one Scan page interleaved with one fresh PutItem (new
-partitions between pages); with the bytes of server memory (RSS growth) per stored item. The last lines give each
-operation's largest / smallest cost over the sizes (target: within 1.2).
+Part 2, growth: the table is filled (BatchWriteItem) to each size in `--sizes` (default 10^4, 10^5, 10^6 items)
+and at each size the server's CPU per request is measured (the cheapest of `--repeats` cells) for fresh-key PutItem,
+GetItem, Query, one Scan page (Limit 100, resuming from the last page's LastEvaluatedKey) and one Scan page
+interleaved with one fresh PutItem (new partitions between pages); with the bytes of server memory (RSS growth) per
+stored item. The last lines give each operation's largest / smallest cost over the sizes (target: within 1.2).
 
 The client is this process: gevent greenlets on raw keep-alive sockets sending unsigned requests (neither server
 verifies signatures), built on the fly.

@@ -182,8 +182,8 @@ def report(records: list[dict[str, Any]], samples: list[Sample], args: argparse.
         sent = max(1.0, w["summary"]["sent"] / w["duration"])
         gen_us, end_us = gen / sent * 1e6, endpoint / sent * 1e6
         print(
-            f"window {w['index']} at {rate:,.0f}/s: the generator spent {gen_us:.0f} us and the endpoint {end_us:.0f} us "
-            f"of CPU per request sent; at the offered rate they need {gen_us * rate / 1e6:.2f} and "
+            f"window {w['index']} at {rate:,.0f}/s: the generator spent {gen_us:.0f} us and the endpoint "
+            f"{end_us:.0f} us of CPU per request sent; at the offered rate they need {gen_us * rate / 1e6:.2f} and "
             f"{end_us * rate / 1e6:.2f} cores, {(gen_us + end_us) * rate / 1e6:.2f} of this machine's {cores}"
         )
         if endpoint >= PINNED:
