@@ -157,7 +157,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from gevent.event import Event
 
     from dynlocust.local.server import LocalServer, build_capacity
+    from dynlocust.local.store import freeze_after_full_collections
 
+    freeze_after_full_collections()  # this process holds the tables: full GC passes must not walk them
     server = LocalServer(config, capacity=build_capacity(config))
     try:
         host, port = server.start()

@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 
 from dynlocust.local.errors import ServiceError
-from dynlocust.local.store import Collection, TokenOrder, comparable, token_of
+from dynlocust.local.store import Collection, TokenOrder, comparable, freeze_after_full_collections, token_of
 
 
 def test_comparable_orders_like_the_service() -> None:
@@ -87,3 +87,29 @@ def test_scan_sees_partitions_added_and_removed_between_pages() -> None:
     rest = [hk for hk, _, _ in c.scan(start=(last, 0))]
     now = sorted((f"h{h}" for h in range(150) if f"h{h}" != last), key=place)
     assert rest == [hk for hk in now if place(hk) > place(last)]
+
+
+def test_full_collections_freeze_their_survivors_and_still_collect_garbage() -> None:
+    import gc
+    import weakref
+
+    class Node:
+        def __init__(self) -> None:
+            self.me = self  # a cycle: only the collector can free it
+
+    before = list(gc.callbacks)
+    try:
+        freeze_after_full_collections()
+        freeze_after_full_collections()  # idempotent
+        assert len(gc.callbacks) == len(before) + 1
+        kept = Node()
+        garbage = Node()
+        gone = weakref.ref(garbage)
+        del garbage
+        gc.collect()
+        assert gone() is None  # the pass collected the cycle before freezing what survived
+        assert gc.get_freeze_count() > 0
+        assert gc.is_tracked(kept)
+    finally:
+        gc.callbacks[:] = before
+        gc.unfreeze()
