@@ -23,6 +23,7 @@ import argparse  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
 import signal  # noqa: E402
+import socket  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
@@ -76,8 +77,10 @@ def cpu_seconds(pid: int) -> float:
     return sum(int(fields[i]) for i in (11, 12, 13, 14)) / TICKS
 
 
-def generator_run(url: str, transport: str, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
-    """One `dynlocust run` of the put scenario; CPU and requests measured over its steady middle."""
+def generator_run(
+    url: str, transport: str, args: argparse.Namespace, workdir: Path, extra_env: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """One `dynlocust run` of the put scenario; CPU and its table's requests measured over its steady middle."""
     scenario = workdir / f"generator-{transport}.yaml"
     window = max(5, args.seconds // 6)
     scenario.write_text(
@@ -91,15 +94,17 @@ def generator_run(url: str, transport: str, args: argparse.Namespace, workdir: P
         )
     )
     samples = workdir / f"samples-{transport}.json"
+    run_id = f"bench-{uuid.uuid4().hex[:8]}-{transport}"
     argv = [sys.executable, str(HERE / "cpu_sampler.py"), str(samples), "--", "run", str(scenario), "--host", url]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    argv += ["--run-id", run_id, "--metrics-port", str(free_port())]  # metrics on, on a port of its own
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", **(extra_env or {})}
     env.pop("AWS_PROFILE", None)
     log = (workdir / f"generator-{transport}.log").open("wb")
     proc = subprocess.Popen(argv, cwd=workdir, stdout=log, stderr=subprocess.STDOUT, env=env)
     try:
-        start = endpoint_requests(url)
+        table = f"puts-{run_id}"
         deadline = time.monotonic() + 60
-        while endpoint_requests(url) < start + args.rate:  # a second of puts: set-up is over, pacing runs
+        while endpoint_requests(url, table) < args.rate:  # a second of puts: set-up is over, pacing runs
             if proc.poll() is not None or time.monotonic() > deadline:
                 log.flush()
                 tail = (workdir / f"generator-{transport}.log").read_text(errors="replace")[-2000:]
@@ -108,9 +113,9 @@ def generator_run(url: str, transport: str, args: argparse.Namespace, workdir: P
         time.sleep(2.0)  # warm-up: pools filled, first windows open
         measured = max(2.0, args.seconds - 6.0)
         proc.send_signal(signal.SIGUSR1)
-        c0, n0, t0 = cpu_seconds(proc.pid), endpoint_requests(url), time.perf_counter()
+        c0, n0, t0 = cpu_seconds(proc.pid), endpoint_requests(url, table), time.perf_counter()
         time.sleep(measured)
-        c1, n1, t1 = cpu_seconds(proc.pid), endpoint_requests(url), time.perf_counter()
+        c1, n1, t1 = cpu_seconds(proc.pid), endpoint_requests(url, table), time.perf_counter()
         proc.send_signal(signal.SIGUSR2)
         proc.wait(timeout=args.seconds + 60)
     finally:
@@ -131,11 +136,19 @@ def generator_run(url: str, transport: str, args: argparse.Namespace, workdir: P
     }
 
 
-def endpoint_requests(url: str) -> int:
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def endpoint_requests(url: str, table: str) -> int:
+    """Requests the endpoint has served for `table` (whatever else runs against it)."""
     import urllib.request
 
     with urllib.request.urlopen(url + "/_dynlocust/stats", timeout=10) as resp:
-        return int(json.loads(resp.read())["requests_total"])
+        ops = json.loads(resp.read())["tables"].get(table, {})
+    return sum(sum(v for k, v in counts.items() if k != "unprocessed_items") for counts in ops.values())
 
 
 def bare_transport(url: str, transport: str, count: int, greenlets: int = 10) -> dict[str, float]:
