@@ -159,7 +159,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     from dynlocust.local.server import LocalServer, build_capacity
     from dynlocust.local.store import freeze_after_full_collections
 
-    freeze_after_full_collections()  # this process holds the tables: full GC passes must not walk them
     server = LocalServer(config, capacity=build_capacity(config))
     try:
         host, port = server.start()
@@ -180,6 +179,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             return 2
     print(f"dynlocust local endpoint listening on {url}", flush=True)
+    freeze_after_full_collections()  # this process now holds the tables: full GC passes must not walk them
     stop = Event()
     gevent.signal_handler(signal.SIGINT, stop.set)
     gevent.signal_handler(signal.SIGTERM, stop.set)
