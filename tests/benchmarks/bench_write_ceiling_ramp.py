@@ -7,7 +7,7 @@ side (master and workers) and the endpoint (`python -m dynlocust.local`), and th
 reads the run's windows and prints, per window, the offered rate, what was accepted and throttled, whether the window
 was client-bound (and why), and the cores each side used.
 
-It reports the highest offered rate below which no window is client-bound and, for the first client-bound window,
+It reports the highest offered rate below which no window is client-bound and, for each client-bound window,
 which side ran out of CPU and by how much: a worker process pinned at one core (the generator), the endpoint's one
 process pinned at one core (the endpoint), or the machine's cores all busy; with the CPU each side spends per
 request, the cores each would need at the offered rate.
@@ -151,7 +151,7 @@ def report(records: list[dict[str, Any]], samples: list[Sample], args: argparse.
     )
     best = 0.0
     clean = True
-    first_bound: tuple[dict[str, Any], tuple[float, float, float, float]] | None = None
+    bound_windows: list[tuple[dict[str, Any], tuple[float, float, float, float]]] = []
     for w in (r for r in records if r["type"] == "window"):
         span = between(samples, w["start"], w["start"] + w["duration"])
         if span is None:
@@ -165,8 +165,8 @@ def report(records: list[dict[str, Any]], samples: list[Sample], args: argparse.
         summary, saturation = w["summary"], w["saturation"]
         bound = bool(saturation["client_bound"])
         rate = rates[w["index"]]
-        if bound and first_bound is None:
-            first_bound = (w, (gen, busiest, endpoint, machine))
+        if bound:
+            bound_windows.append((w, (gen, busiest, endpoint, machine)))
         clean = clean and not bound and not w["summary"]["partial"]
         if clean:
             best = rate
@@ -176,8 +176,7 @@ def report(records: list[dict[str, Any]], samples: list[Sample], args: argparse.
             f"{busiest:>9.2f}{endpoint:>9.2f}{machine:>8.0%}  {why}"
         )
     print(f"highest offered rate with no client-bound window before it: {best:,.0f}/s (target: {args.to:,}/s)")
-    if first_bound is not None:
-        w, (gen, busiest, endpoint, machine) = first_bound
+    for w, (gen, busiest, endpoint, machine) in bound_windows:
         rate = rates[w["index"]]
         sent = max(1.0, w["summary"]["sent"] / w["duration"])
         gen_us, end_us = gen / sent * 1e6, endpoint / sent * 1e6
