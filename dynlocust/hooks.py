@@ -18,6 +18,7 @@ from typing import Any
 from locust import constant, events, task
 from locust.exception import StopUser
 from locust.runners import WorkerRunner
+from locust.user.task import LOCUST_STATE_STOPPING
 
 import gevent
 
@@ -84,8 +85,11 @@ class ScenarioUser(DynamoDBUser):
         if run is None:
             gevent.sleep(0.05)
             return
-        ticket = run.next_ticket()
-        if ticket is None:
-            raise StopUser()
         self.client.logical_names = run.logical_names
-        run.execute(self.client, ticket)
+        # one task call serves tickets until the schedule ends: Locust's per-task scheduling and its sleep(0)
+        # between tasks would otherwise cost each request a hub switch; a graceful stop still ends the loop
+        while self._state != LOCUST_STATE_STOPPING:
+            ticket = run.next_ticket()
+            if ticket is None:
+                raise StopUser()
+            run.execute(self.client, ticket)

@@ -42,6 +42,7 @@ __all__ = [
     "keyspace_key",
     "make_item",
     "make_key_generator",
+    "padding",
     "seed_keys",
     "worker_rng",
 ]
@@ -351,6 +352,13 @@ def _padding_source() -> str:
     return "".join(rng.choices(alphabet, k=2 * 400 * 1024))
 
 
+def padding(seed_text: str, room: int) -> str:
+    """`room` characters of the fixed pseudo-random text, at an offset chosen by `seed_text` (the item's key)."""
+    src = _padding_source()
+    offset = zlib.crc32(seed_text.encode()) % (len(src) - room) if room < len(src) else 0
+    return src[offset : offset + room]
+
+
 def _to_wire(value: Any) -> dict[str, Any]:
     if isinstance(value, str):
         return {"S": value}
@@ -383,10 +391,7 @@ def make_item(
         item.update(extra)
     room = size - item_size(item) - len(pad_attribute.encode("utf-8"))
     if room > 0:
-        src = _padding_source()
-        seed_text = "|".join(str(v) for v in key.values())
-        offset = zlib.crc32(seed_text.encode()) % (len(src) - room) if room < len(src) else 0
-        item[pad_attribute] = src[offset : offset + room]
+        item[pad_attribute] = padding("|".join(str(v) for v in key.values()), room)
     if wire:
         return {k: _to_wire(v) for k, v in item.items()}
     return item

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
-from dynlocust.keys import keyspace_key, make_item, make_key_generator, worker_rng
+from dynlocust.keys import keyspace_key, make_key_generator, padding, worker_rng
 from dynlocust.scenario.model import Operation, Scenario, Table
 
 GSI_VALUES = 100
@@ -57,8 +57,9 @@ def build_item(table: Table, key: str, size: int, sort_index: int = 0) -> dict[s
         for attribute in (gsi.partition_key, gsi.sort_key):
             if attribute is not None and attribute.name not in attributes:
                 attributes[attribute.name] = gsi_value(key + attribute.name, attribute.type)
-    item = make_item({"_k": key}, size - _wire_size(attributes), wire=True)
-    del item["_k"]
+    # make_item({"_k": key}, size - _wire_size(attributes), wire=True) minus "_k", without its generic sizing
+    room = size - _wire_size(attributes) - (2 + len(key.encode())) - 3
+    item: dict[str, Any] = {"pad": {"S": padding(key, room)}} if room > 0 else {}
     item.update(attributes)
     return item
 

@@ -203,6 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from gevent.event import Event
 
     from dynlocust.local.server import LocalServer, build_capacity
+    from dynlocust.local.store import freeze_after_full_collections
 
     server = LocalServer(config, capacity=build_capacity(config))
     try:
@@ -229,6 +230,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             return 2
     print(f"dynlocust local endpoint listening on {url}", flush=True)
+    freeze_after_full_collections()  # this process now holds the tables: full GC passes must not walk them
     stop = Event()
     gevent.signal_handler(signal.SIGINT, stop.set)
     gevent.signal_handler(signal.SIGTERM, stop.set)

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import gc
 import hashlib
+import itertools
 import time
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterator
@@ -59,6 +61,23 @@ def check_key_sizes(hk: Any, sk: Any) -> None:
         )
 
 
+def freeze_after_full_collections() -> None:
+    """Keep the cyclic garbage collector's full passes from walking the stored items (for the endpoint's process).
+
+    Why: a full collection walks every tracked object, and a stored item is a few dicts, so with 10^6 items each
+    pass walks millions of objects and a PutItem's share of them grows with the table. After a full collection all
+    that is left is reachable, so `gc.freeze()` then hides nothing collectable; items deleted later hold no cycles
+    and are freed by reference counting as before.
+    """
+    if _freeze_survivors not in gc.callbacks:
+        gc.callbacks.append(_freeze_survivors)
+
+
+def _freeze_survivors(phase: str, info: dict[str, Any]) -> None:
+    if phase == "stop" and info.get("generation") == 2:
+        gc.freeze()
+
+
 def token_of(hk: Any) -> int:
     raw = hk if isinstance(hk, bytes) else str(hk).encode()
     return int.from_bytes(hashlib.md5(raw, usedforsecurity=False).digest()[:4], "big")
@@ -74,12 +93,79 @@ class Partition:
         self.items: dict[Any, Item] = {}
 
 
+class TokenOrder:
+    """The (token, hk) pairs of a collection's partitions, kept in order as partitions come and go.
+
+    Why blocks: one flat sorted list costs an O(n) move per new partition, and sorting on demand costs
+    O(n log n) per Scan page when puts and scans interleave. Blocks of at most `2 * LOAD` pairs, found by bisecting
+    their last pairs (`maxes`), make an insert or a removal a move inside one block and a page a bisect then a walk.
+    """
+
+    LOAD = 512
+
+    __slots__ = ("_blocks", "_maxes")
+
+    def __init__(self) -> None:
+        self._blocks: list[list[tuple[int, Any]]] = []
+        self._maxes: list[tuple[int, Any]] = []
+
+    def add(self, pair: tuple[int, Any]) -> None:
+        blocks, maxes = self._blocks, self._maxes
+        if not blocks:
+            blocks.append([pair])
+            maxes.append(pair)
+            return
+        i = bisect_left(maxes, pair)
+        if i == len(maxes):
+            i -= 1
+            block = blocks[i]
+            block.append(pair)
+            maxes[i] = pair
+        else:
+            block = blocks[i]
+            insort(block, pair)
+        if len(block) > 2 * self.LOAD:
+            half = len(block) // 2
+            blocks[i : i + 1] = [block[:half], block[half:]]
+            maxes[i : i + 1] = [block[half - 1], block[-1]]
+
+    def remove(self, pair: tuple[int, Any]) -> None:
+        blocks, maxes = self._blocks, self._maxes
+        i = bisect_left(maxes, pair)
+        if i == len(maxes):
+            return
+        block = blocks[i]
+        j = bisect_left(block, pair)
+        if j == len(block) or block[j] != pair:
+            return
+        del block[j]
+        if not block:
+            del blocks[i]
+            del maxes[i]
+        elif j == len(block):
+            maxes[i] = block[-1]
+
+    def from_pair(self, pair: tuple[Any, ...]) -> Iterator[tuple[int, Any]]:
+        """The pairs at or after `pair` (a bisect position; `(token,)` starts at a token), in order."""
+        blocks = self._blocks
+        i = bisect_left(self._maxes, pair)
+        if i == len(blocks):
+            return
+        j = bisect_left(blocks[i], pair)
+        # indexes, not slices: the caller does not write while it iterates (one request at a time)
+        for b in range(i, len(blocks)):
+            block = blocks[b]
+            for k in range(j, len(block)):
+                yield block[k]
+            j = 0
+
+
 class Collection:
     """One ordered collection of items (the table itself, or one index)."""
 
     def __init__(self) -> None:
         self.parts: dict[Any, Partition] = {}
-        self._order: list[tuple[int, Any]] | None = None
+        self._order = TokenOrder()
 
     def get(self, hk: Any, sk: Any) -> Item | None:
         p = self.parts.get(hk)
@@ -89,7 +175,7 @@ class Collection:
         p = self.parts.get(hk)
         if p is None:
             p = self.parts[hk] = Partition(hk)
-            self._order = None
+            self._order.add((p.token, hk))
         if sk not in p.items:
             insort(p.keys, sk)
         p.items[sk] = item
@@ -102,12 +188,7 @@ class Collection:
         del p.keys[bisect_left(p.keys, sk)]
         if not p.items:
             del self.parts[hk]
-            self._order = None
-
-    def order(self) -> list[tuple[int, Any]]:
-        if self._order is None:
-            self._order = sorted((p.token, hk) for hk, p in self.parts.items())
-        return self._order
+            self._order.remove((p.token, hk))
 
     def query(self, hk: Any, forward: bool, start: Any = None) -> Iterator[tuple[Any, Item]]:
         """Items of one partition in sort order, strictly after (or before, backwards) `start` if given."""
@@ -130,20 +211,18 @@ class Collection:
         self, segment: int = 0, total: int = 1, start: tuple[Any, Any] | None = None
     ) -> Iterator[tuple[Any, Any, Item]]:
         """(hk, sk, item) in token order within the segment, strictly after `start` = (hk, sk) if given."""
-        order = self.order()
         span = 1 << TOKEN_BITS
         lo_tok = segment * span // total
         hi_tok = (segment + 1) * span // total
-        i = bisect_left(order, (lo_tok,))
+        pairs: Iterator[tuple[int, Any]] = self._order.from_pair((lo_tok,))
         first_sk = None
         if start is not None:
             shk, first_sk = start
-            tok = token_of(shk)
-            i = bisect_left(order, (tok, shk))
-            if i < len(order) and order[i][1] != shk:
+            pairs = self._order.from_pair((token_of(shk), shk))
+            pairs, first = _peek(pairs)
+            if first is None or first[1] != shk:
                 first_sk = None
-        for n in range(i, len(order)):
-            tok, hk = order[n]
+        for tok, hk in pairs:
             if tok >= hi_tok:
                 break
             p = self.parts.get(hk)
@@ -157,6 +236,11 @@ class Collection:
             for m in range(j, len(keys)):
                 sk = keys[m]
                 yield hk, sk, p.items[sk]
+
+
+def _peek(pairs: Iterator[tuple[int, Any]]) -> tuple[Iterator[tuple[int, Any]], tuple[int, Any] | None]:
+    first = next(pairs, None)
+    return (pairs if first is None else itertools.chain((first,), pairs)), first
 
 
 @dataclass

@@ -76,10 +76,11 @@ class HTTPResponse:
 
 
 class _Connection:
-    __slots__ = ("sock", "used")
+    __slots__ = ("fd", "sock", "used")
 
     def __init__(self, sock: Any) -> None:
         self.sock = sock
+        self.fd = sock.fileno()  # select() on the int: a gevent socket's fileno() is a Python call
         self.used = 0.0
 
     def close(self) -> None:
@@ -156,7 +157,7 @@ class ConnectionPool:
             try:
                 # An idle keep-alive connection has nothing to read; anything readable is EOF, a reset or a
                 # close_notify, so the connection is dead (urllib3's is_connection_dropped test).
-                readable = _real_select([conn.sock], [], [], 0)[0]
+                readable = _real_select([conn.fd], [], [], 0)[0]
             except (OSError, ValueError):
                 readable = [conn]
             if not readable:
@@ -190,7 +191,10 @@ class ConnectionPool:
 
         url = self.endpoint_url
         try:
-            sock.sendall(data)
+            # one send() takes a whole request as a rule; gevent's sendall() asks SO_SNDBUF on every call
+            sent = sock.send(data)
+            if sent < len(data):
+                sock.sendall(memoryview(data)[sent:])
             buf = sock.recv(RECV_SIZE)
             while True:
                 if not buf:
@@ -308,11 +312,12 @@ class _Meta:
 class _Operation:
     """What one data-plane operation needs at call time, computed once from botocore's service model."""
 
-    __slots__ = ("allowed", "blobs", "head", "members", "model", "name", "required")
+    __slots__ = ("allowed", "blobs", "head", "members", "model", "name", "required", "target")
 
     def __init__(self, model: Any, host: str) -> None:
         self.model = model
         self.name = model.name
+        self.target = TARGET_PREFIX + model.name
         input_shape = model.input_shape
         self.allowed = frozenset(input_shape.members)
         self.required = frozenset(input_shape.required_members)
@@ -437,8 +442,8 @@ class FastDynamoDB:
         if not (keys <= op.allowed and op.required <= keys):
             _raise_param_error(op, keys)
         body = _dumps(kwargs, default=_json_default)
-        headers = self._signer.sign(TARGET_PREFIX + op.name, body)
-        head = op.head + "".join(f"{k}: {v}\r\n" for k, v in headers) + f"Content-Length: {len(body)}\r\n\r\n"
+        signed = self._signer.header_lines(op.target, body)
+        head = f"{op.head}{signed}Content-Length: {len(body)}\r\n\r\n"
         response = self._pool.request(head.encode("latin-1") + body)
         return self._parse(op, response)
 

@@ -9,7 +9,7 @@ import locust  # noqa: F401 - first, for gevent patching
 
 import pytest
 
-from dynlocust.keys import item_size
+from dynlocust.keys import item_size, make_item
 from dynlocust.local.embedded import serve_in_thread
 from dynlocust.operations import Mix, build_item, seed_items
 from dynlocust.record import consumed_capacity
@@ -102,3 +102,20 @@ def test_items_have_the_asked_size_and_every_gsi_key() -> None:
     assert abs(item_size(item, wire=True) - 1024) <= 8
     seeded = seed_items(table)
     assert len(seeded) == 60 and len({(i["pk"]["S"], i["sk"]["S"]) for i in seeded}) == 60
+
+
+@pytest.mark.parametrize("key_type", ["S", "N", "B"])
+def test_items_are_what_make_item_builds_for_the_same_key(key_type: str) -> None:
+    """build_item pads without make_item's generic sizing; the items stay the same, key by key."""
+    table = scenario(key_type).tables[0]
+    for key in ("k1", "0f3c9a7e-1d2b-4c5d-8e9f-a0b1c2d3e4f5", "é" * 40):
+        attributes = {name: value for name, value in build_item(table, key, 1024).items() if name != "pad"}
+        reference = make_item({"_k": key}, 1024 - sum(_wire_len(n, v) for n, v in attributes.items()), wire=True)
+        del reference["_k"]
+        assert build_item(table, key, 1024) == {**reference, **attributes}
+    assert "pad" not in build_item(table, "k1", 10)  # no room: no padding
+
+
+def _wire_len(name: str, value: dict[str, Any]) -> int:
+    ((kind, raw),) = value.items()
+    return len(name.encode()) + (len(raw) if kind == "B" else len(str(raw).encode()))

@@ -98,6 +98,8 @@ def test_signature_is_byte_identical_to_botocore_over_random_requests(monkeypatc
         assert headers["Authorization"] == expected, f"case {case}: {url} {region} {target} token={bool(token)}"
         assert headers["X-Amz-Date"] == oracle_headers["X-Amz-Date"]
         assert headers.get("X-Amz-Security-Token") == oracle_headers.get("X-Amz-Security-Token")
+        lines = signer.header_lines(target, body, when.strftime("%Y%m%dT%H%M%SZ"))
+        assert lines == "".join(f"{name}: {value}\r\n" for name, value in headers.items()), f"case {case}"
 
 
 def test_signature_matches_what_a_real_botocore_client_sends() -> None:
