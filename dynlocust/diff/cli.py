@@ -31,17 +31,26 @@ def _describe(side: RunSide) -> str:
     return f"{side.source} (run {r.run_id}, scenario {r.scenario}, {started})"
 
 
-def parse_run_noise(text: str | None) -> float:
-    """``--run-noise``: a percentage (``5%`` or ``5``) between 0 and 100; the default when not given."""
+def parse_run_noise(text: str | None) -> dict[str, float]:
+    """``--run-noise``: ``12%`` for every percentile, or ``p50=10%,p99=40%`` for some (the rest keep the default)."""
+    noise = dict(RUN_NOISE)
     if text is None:
-        return RUN_NOISE
-    try:
-        value = float(text.strip().removesuffix("%")) / 100
-    except ValueError:
-        value = math.nan
-    if not 0 <= value <= 1:
-        raise DiffError(f"--run-noise: expected a percentage from 0 to 100 (e.g. 5%), found {text!r}")
-    return value
+        return noise
+    for term in text.split(","):
+        name, _, value = term.rpartition("=")
+        name = name.strip()
+        try:
+            fraction = float(value.strip().removesuffix("%")) / 100
+        except ValueError:
+            fraction = math.nan
+        if (name and name not in noise) or not 0 <= fraction <= 1:
+            raise DiffError(
+                f"--run-noise: expected a percentage from 0 to 100 (e.g. 10%), or PERCENTILE=PERCENT terms with "
+                f"PERCENTILE in {sorted(noise)} (e.g. p50=10%,p99=40%), found {text!r}"
+            )
+        for key in [name] if name else noise:
+            noise[key] = fraction
+    return noise
 
 
 def run_rendered(base: RunSide, new: RunSide, fail_on: str | None, run_noise: str | None = None) -> Rendered:
@@ -108,9 +117,13 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
         "--run-noise",
         metavar="PERCENT",
         default=None,
-        help=f"run diffs: the spread of a latency percentile between two runs of an unchanged build (standard "
-        f"deviation, default {RUN_NOISE:.0%}); a change must stand out of it to be significant. "
-        f"tests/benchmarks/bench_diff.py measures it for a machine".replace("%", "%%"),
+        help=(
+            "run diffs: the spread of a latency percentile between two runs of an unchanged build (standard "
+            "deviation), one value or PERCENTILE=PERCENT terms; default "
+            + ",".join(f"{k}={v:.0%}" for k, v in RUN_NOISE.items())
+            + ". A change must stand out of it to be significant; tests/benchmarks/bench_diff.py measures it for a "
+            "machine"
+        ).replace("%", "%%"),
     )
     parser.add_argument(
         "--format", choices=("console", "markdown"), default="console", help="what to print (default console)"

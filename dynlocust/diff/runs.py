@@ -11,7 +11,7 @@ correction runs over all tested cells, so the table holds at 5% as a whole.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from dynlocust.cost import US_EAST_1, dollars
@@ -113,10 +113,10 @@ def _latency(bins: list[Tally]) -> list[Histogram]:
     return [b.latency for b in bins]
 
 
-def _quantile(rows: Rows, name: str, run_noise: float) -> Cell:
+def _quantile(rows: Rows, name: str, run_noise: Mapping[str, float]) -> Cell:
     b, n = (_merged(side).latency.percentile(QUANTILES[name]) for side in (rows.base, rows.new))
     change = _relative(b, n)
-    test = quantile_test(QUANTILES[name], _latency(rows.base), _latency(rows.new), run_noise)
+    test = quantile_test(QUANTILES[name], _latency(rows.base), _latency(rows.new), run_noise[name])
     base_n, new_n = (sum(t.latency.count for t in side) for side in (rows.base, rows.new))
     detail = f"n {base_n:,} vs {new_n:,}"
     if test is not None:
@@ -177,7 +177,7 @@ def _rate(t: Tally, seconds: float) -> float | None:
     return t.accepted / seconds if seconds > 0 else None
 
 
-def row_cells(rows: Rows, run_noise: float) -> list[Cell]:
+def row_cells(rows: Rows, run_noise: Mapping[str, float]) -> list[Cell]:
     """The figures every row has, a window's or one operation's: shares of what was sent, latency, units."""
     accepted = _share(rows.base, _accepted, _offered), _share(rows.new, _accepted, _offered)
     throttled = _share(rows.base, _throttle_signals, _sent), _share(rows.new, _throttle_signals, _sent)
@@ -192,7 +192,7 @@ def row_cells(rows: Rows, run_noise: float) -> list[Cell]:
     ]
 
 
-def pair_cells(pair: Pair, run_noise: float = RUN_NOISE) -> list[Cell]:
+def pair_cells(pair: Pair, run_noise: Mapping[str, float] = RUN_NOISE) -> list[Cell]:
     """Every metric of one matched window, then each operation's rows (before Holm's correction)."""
     sb, sn = pair.base.stats, pair.new.stats
     assert sb is not None and sn is not None
@@ -221,7 +221,7 @@ def apply_holm(cells: list[Cell]) -> None:
         cell.significant = significant
 
 
-def diff_runs(base: RunSide, new: RunSide, run_noise: float = RUN_NOISE) -> RunDiff:
+def diff_runs(base: RunSide, new: RunSide, run_noise: Mapping[str, float] = RUN_NOISE) -> RunDiff:
     """Match the windows (or refuse), then compare every metric of every matched window and operation."""
     matched = match_windows(base, new)
     cells = [c for pair in matched.pairs for c in pair_cells(pair, run_noise)]

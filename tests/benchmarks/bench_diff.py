@@ -111,7 +111,8 @@ def main() -> int:
             print(
                 "run-to-run noise of latency percentiles (sd of log, over every compared window and operation): "
                 + ", ".join(f"{q} {s:.1%}" for q, s in noise.items())
-                + f"; dynlocust diff assumes --run-noise {RUN_NOISE:.0%}"
+                + "; dynlocust diff assumes --run-noise "
+                + ",".join(f"{q}={s:.0%}" for q, s in RUN_NOISE.items())
             )
         if args.ignore_client_bound:
             print("client-bound windows were compared anyway (--ignore-client-bound): dynlocust diff refuses them")

@@ -30,14 +30,23 @@ def test_run_takes_baseline_options_and_passes_the_rest_to_locust(argv: list[str
     assert (args.baseline, args.fail_on, passthrough) == expected
 
 
-@pytest.mark.parametrize(("text", "expected"), [(None, RUN_NOISE), ("5%", 0.05), ("2.5", 0.025), ("0", 0.0)])
-def test_run_noise_is_a_percentage(text: str | None, expected: float) -> None:
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (None, RUN_NOISE),
+        ("5%", {"p50": 0.05, "p90": 0.05, "p99": 0.05}),
+        ("2.5", {"p50": 0.025, "p90": 0.025, "p99": 0.025}),
+        ("p99=40%", {**RUN_NOISE, "p99": 0.40}),
+        ("p50=0, p90=15%", {**RUN_NOISE, "p50": 0.0, "p90": 0.15}),
+    ],
+)
+def test_run_noise_is_one_percentage_or_one_per_percentile(text: str | None, expected: dict[str, float]) -> None:
     assert parse_run_noise(text) == pytest.approx(expected)
 
 
-@pytest.mark.parametrize("text", ["abc", "-1%", "150", "nan"])
+@pytest.mark.parametrize("text", ["abc", "-1%", "150", "nan", "p95=10%", "p50=x"])
 def test_a_bad_run_noise_is_refused_in_one_line(text: str) -> None:
-    with pytest.raises(DiffError, match=r"^--run-noise: expected a percentage from 0 to 100 \(e\.g\. 5%\), found"):
+    with pytest.raises(DiffError, match=r"^--run-noise: expected a percentage from 0 to 100 .*, found"):
         parse_run_noise(text)
 
 
