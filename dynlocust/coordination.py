@@ -1,9 +1,9 @@
 """The fleet's view of a run: window reports from every worker merged exactly, then verdicts, SLOs and the end.
 
 A standalone run is a fleet of one, so the same `FleetReport` writes the results file, the progress lines and the
-final window table in both cases. Workers send each closed window as `WindowStats.to_dict()`; the report merges
-those of one window index (counts add, histograms merge) once every live worker has sent it, and flags the window
-partial when a worker was lost.
+final window table in both cases. Workers send each closed window as a `ClosedRecord` (its `to_dict()` on the
+wire); the report merges those of one window index (counts add, histograms merge) once every live worker has sent
+it, flags the window partial when a worker was lost, and keeps the merged window as a `ClosedRecord` too.
 
 Locust custom messages between master and workers (all payloads are plain dicts, msgpack-safe):
 - `dynlocust:plan` master -> worker: T0, run id, physical table names, worker index and count, endpoint, the
@@ -34,7 +34,7 @@ from dynlocust.saturation import Saturation, Thresholds, combine
 from dynlocust.scenario.model import Scenario
 from dynlocust.scenario.plan import Plan
 from dynlocust.slo import check_window
-from dynlocust.windows import Verdict, WindowStats, verdict
+from dynlocust.windows import ClosedRecord, WindowError, WindowStats, verdict
 
 PLAN = "dynlocust:plan"
 CLOCK = "dynlocust:clock"
@@ -53,17 +53,11 @@ CLOCK_SKEW_LIMIT = 0.05
 """Seconds of estimated clock offset between master and a worker above which the run is marked skewed."""
 
 
-@dataclass
-class ClosedWindow:
-    index: int
-    phase: str
-    summary: dict[str, Any]
-    saturation: Saturation
-    verdict: str
-    slo_failures: list[str]
-    missing_workers: list[int] = field(default_factory=list)
-    verdict_detail: Verdict = field(default_factory=lambda: Verdict(("ok",)))
-    """All that `verdict` (its first label) rests on: both sides, the fraction that ran, the client's reasons."""
+def _saturation(index: int, worker: int, part: ClosedRecord) -> Saturation:
+    """A worker's part always carries its client's evidence (only records written long ago lack it)."""
+    if part.saturation is None:
+        raise WindowError(f"window {index}: expected worker {worker}'s part with its saturation, found none")
+    return part.saturation
 
 
 @dataclass
@@ -78,7 +72,8 @@ class FleetReport:
     out: TextIO = field(default_factory=lambda: sys.stdout)
     on_finished: Callable[[int], None] = lambda code: None
     clock: Callable[[], float] = time.time
-    received: dict[int, dict[int, dict[str, Any]]] = field(default_factory=dict)
+    received: dict[int, dict[int, ClosedRecord]] = field(default_factory=dict)
+    """Window index -> worker -> that worker's part."""
     done: dict[int, dict[str, Any]] = field(default_factory=dict)
     lost: set[int] = field(default_factory=set)
     clock_offsets: dict[int, float] = field(default_factory=dict)
@@ -86,7 +81,8 @@ class FleetReport:
     joined_from: dict[int, int] = field(default_factory=dict)
     """Worker that joined mid-run -> the first window it has a share of."""
     """Lost worker -> the first window whose share the survivors took over."""
-    closed: list[ClosedWindow] = field(default_factory=list)
+    closed: list[ClosedRecord] = field(default_factory=list)
+    """The fleet's windows, merged and judged, in order."""
     records: list[dict[str, Any]] = field(default_factory=list)
     """The merged window records as written to the results file (what the conclusion reads)."""
     exit_code: int | None = None
@@ -113,8 +109,8 @@ class FleetReport:
 
     # -- inputs ------------------------------------------------------------------------------------------------
 
-    def add_window(self, worker: int, record: dict[str, Any]) -> None:
-        self.received.setdefault(int(record["index"]), {})[worker] = record
+    def add_window(self, worker: int, record: ClosedRecord) -> None:
+        self.received.setdefault(record.index, {})[worker] = record
         self._advance()
 
     def worker_done(self, worker: int, totals: dict[str, Any]) -> None:
@@ -183,53 +179,50 @@ class FleetReport:
         if set(self.done) | self.lost >= set(range(self.worker_count)) and not self.finished:
             self._finish()
 
-    def _close(self, index: int, reports: dict[int, dict[str, Any]], missing: list[int]) -> None:
+    def _close(self, index: int, reports: dict[int, ClosedRecord], missing: list[int]) -> None:
         window = self.plan.windows[index]
         stats: WindowStats | None = None
         per_worker: dict[str, dict[str, Any]] = {}
+        saturations = {worker: _saturation(index, worker, part) for worker, part in reports.items()}
         for worker in sorted(reports):
-            part = WindowStats.from_dict(reports[worker])
-            total = part.total()
+            part = reports[worker]
+            total = part.stats.total()
             per_worker[str(worker)] = {
                 "offered": total.offered,
                 "sent": total.sent,
                 "accepted": total.accepted,
                 "throttled": total.throttled,
-                "dropped": part.dropped,
-                "lag_p50": part.schedule_lag.percentile(0.5),
-                "lag_p99": part.schedule_lag.percentile(0.99),
-                "cpu": reports[worker]["saturation"]["cpu"],
-                "reasons": reports[worker]["saturation"]["reasons"],
+                "dropped": part.stats.dropped,
+                "lag_p50": part.stats.schedule_lag.percentile(0.5),
+                "lag_p99": part.stats.schedule_lag.percentile(0.99),
+                "cpu": saturations[worker].cpu,
+                "reasons": list(saturations[worker].reasons),
             }
             if stats is None:
-                stats = part
+                stats = part.stats.copy()
             else:
-                stats.merge(part)
+                stats.merge(part.stats)
         observed = stats is not None
         if stats is None:  # nobody observed it: an empty, partial window
             stats = WindowStats(index, window.start, window.duration, bin_seconds=self.scenario.bin)
         if missing:
             stats.mark_partial()
-        saturation = combine({w: Saturation.from_dict(r["saturation"]) for w, r in reports.items()}, self.thresholds)
+        saturation = combine(saturations, self.thresholds)
         summary = stats.report_summary(self.prices)
         detail = verdict(stats if observed else None, saturation, planned=window.requests)
-        failures = check_window(self.scenario.slos, index, window.phase, summary)
-        closed = ClosedWindow(
-            index, window.phase, summary, saturation, detail.label, failures, missing, verdict_detail=detail
-        )
-        self.closed.append(closed)
-        record = stats.to_dict()
-        record.update(
-            summary=summary,
-            phase=window.phase,
-            verdict=detail.label,
-            verdict_detail=detail.to_dict(),
-            saturation=saturation.to_dict(),
-            slo_failures=failures,
+        closed = ClosedRecord(
+            stats,
+            window.phase,
+            summary,
+            saturation,
+            verdict_detail=detail,
+            slo_failures=check_window(self.scenario.slos, index, window.phase, summary),
             workers=per_worker,
             missing_workers=missing,
             rebalanced=sorted(w for w, first in self.rebalanced_from.items() if index >= first),
         )
+        self.closed.append(closed)
+        record = closed.to_dict()
         self.results.write_window(**record)
         self.records.append({"type": "window", **record})
         line = format_progress(closed, len(self.plan.windows), self.plan.end - self.clock())

@@ -21,6 +21,7 @@ from dynlocust import coordination, safety
 from dynlocust.coordination import FleetReport
 from dynlocust.runner import ScenarioRun
 from dynlocust.runstate import RunState, current, current_report, current_run, state_for
+from dynlocust.windows import ClosedRecord
 
 log = logging.getLogger("dynlocust")
 
@@ -161,7 +162,9 @@ def on_plan(environment: Any, plan: dict[str, Any]) -> None:
         plan["run_id"],
         t0=float(plan["t0"]),
         deadline=scenario.deadline,
-        on_window=lambda record: runner.send_message(coordination.WINDOW, {"worker_index": index, "record": record}),
+        on_window=lambda record: runner.send_message(
+            coordination.WINDOW, {"worker_index": index, "record": record.to_dict()}
+        ),
         on_done=lambda totals: runner.send_message(coordination.DONE, {**totals, "worker_index": index}),
         worker_index=int(plan.get("share_index", index)),
         worker_count=int(plan.get("share_count", plan["worker_count"])),
@@ -186,7 +189,7 @@ def on_replan(environment: Any, replan: dict[str, Any]) -> None:
 def on_worker_window(environment: Any, data: dict[str, Any]) -> None:
     report = current_report(environment)
     if report is not None:
-        report.add_window(int(data["worker_index"]), data["record"])
+        report.add_window(int(data["worker_index"]), ClosedRecord.from_dict(data["record"]))
 
 
 def on_worker_done(environment: Any, data: dict[str, Any]) -> None:

@@ -48,11 +48,14 @@ class PacingError(DynlocustError):
 
 @dataclass(frozen=True, slots=True)
 class Segment:
-    """One window of this worker's schedule.
+    """This worker's share of one planned window: a distinct thing from the window itself.
 
-    ``start`` is absolute epoch seconds, ``rate`` this worker's share (sends/s); ``offset`` is the sum of the
-    rates of the workers before this one in the same window (see the module's schedule rule) and ``phase``
-    in [0, 1) shifts this worker's sends within their slots.
+    The plan's `dynlocust.scenario.plan.Window` is the fleet's offered load (its total rate, its phase);
+    `split_segment` cuts it into one segment per worker, each with its own rate, offset and phase, and the pacer
+    and the window's tally (`WindowStats.for_segment`) follow this worker's segment alone. ``index``, ``start``
+    and ``duration`` are the window's; ``start`` is absolute epoch seconds, ``rate`` this worker's share
+    (sends/s); ``offset`` is the sum of the rates of the workers before this one in the same window (see the
+    module's schedule rule) and ``phase`` in [0, 1) shifts this worker's sends within their slots.
     """
 
     index: int

@@ -2,7 +2,7 @@
 
 The pacer hands out send times; `ScenarioUser`s (the concurrency cap) take them and call `execute`; a closer
 greenlet follows the plan, measures each window's client saturation while it runs, and once the window's last
-request has answered (or the deadline has passed) hands the window's record to `on_window` — the local
+request has answered (or the deadline has passed) hands the window's `ClosedRecord` to `on_window` — the local
 `FleetReport` in a standalone run, a message to the master on a worker. `on_done` gets the process's totals.
 """
 
@@ -24,7 +24,7 @@ from dynlocust.pacing import Pacer, Segment, Ticket, split_segment
 from dynlocust.saturation import Saturation, SaturationMonitor, Thresholds, Usage, assess, pool_counter
 from dynlocust.scenario.model import Scenario
 from dynlocust.scenario.plan import Plan, build_plan
-from dynlocust.windows import WindowBook, WindowStats
+from dynlocust.windows import ClosedRecord, WindowBook, WindowStats
 
 if TYPE_CHECKING:
     from dynlocust.client import DynamoDBClient
@@ -44,7 +44,7 @@ class ScenarioRun:
     run_id: str
     t0: float
     deadline: float
-    on_window: Callable[[dict[str, Any]], None]
+    on_window: Callable[[ClosedRecord], None]
     on_done: Callable[[dict[str, Any]], None]
     worker_index: int = 0
     worker_count: int = 1
@@ -207,9 +207,7 @@ class ScenarioRun:
             thresholds=self.thresholds,
         )
         self.closed.append(saturation)
-        record = stats.to_dict()
-        record.update(phase=phase, saturation=saturation.to_dict(), worker_index=self.worker_index)
-        self.on_window(record)
+        self.on_window(ClosedRecord.of_part(stats, phase=phase, saturation=saturation, worker_index=self.worker_index))
 
     def _finish(self, *, failed: bool = False) -> None:
         if failed and self.abort_reason is None:

@@ -44,6 +44,7 @@ from dynlocust import runstate
 from dynlocust.client import measured_call
 from dynlocust.errors import DynlocustError
 from dynlocust.results import ResultsWriter
+from dynlocust.windows import ClosedRecord
 
 log = logging.getLogger(__name__)
 
@@ -303,11 +304,11 @@ def spool_windows(run: Any, path: Path) -> ResultsWriter | None:
         return None
     send = run.on_window
 
-    def on_window(record: dict[str, Any]) -> None:
+    def on_window(record: ClosedRecord) -> None:
         try:
-            writer.write_window(**record)
+            writer.write_window(**record.to_dict())
         except DynlocustError as exc:
-            log.error("could not spool window %s: %s", record.get("index"), exc)
+            log.error("could not spool window %s: %s", record.index, exc)
         send(record)
 
     run.on_window = on_window

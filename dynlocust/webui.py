@@ -28,13 +28,13 @@ from dynlocust.report import csvout, html, plots
 from dynlocust.report.build import RunReport, WindowReport, window_from_stats
 from dynlocust.report.table import evidence_cells, reasons_cell, verdict_cell
 from dynlocust.scenario.plan import build_plan
-from dynlocust.windows import WindowStats
 
 if TYPE_CHECKING:
-    from dynlocust.coordination import ClosedWindow, FleetReport
+    from dynlocust.coordination import FleetReport
     from dynlocust.runner import ScenarioRun
     from dynlocust.runstate import RunState
     from dynlocust.scenario.model import Scenario
+    from dynlocust.windows import ClosedRecord
 
 TAB = "dynamodb"
 THROTTLE_TAB = "dynamodb-throttles"
@@ -128,13 +128,13 @@ def setup_status(state: RunState | None) -> str | None:
 
 
 class _ClosedCache:
-    """Closed windows never change: merge each one's worker records once, not on every poll of the UI."""
+    """Closed windows never change: build each one's report view once, not on every poll of the UI."""
 
     def __init__(self) -> None:
         self._fleet: weakref.ref[FleetReport] | None = None
         self._windows: dict[int, WindowReport] = {}
 
-    def get(self, fleet: FleetReport, closed: ClosedWindow) -> WindowReport:
+    def get(self, fleet: FleetReport, closed: ClosedRecord) -> WindowReport:
         if self._fleet is None or self._fleet() is not fleet:
             self._fleet = weakref.ref(fleet)
             self._windows = {}
@@ -144,28 +144,16 @@ class _ClosedCache:
         return w
 
 
-def _closed_window(fleet: FleetReport, closed: ClosedWindow) -> WindowReport:
-    planned = fleet.plan.windows[closed.index]
-    records = fleet.received.get(closed.index, {})
-    stats: WindowStats | None = None
-    for worker in sorted(records):
-        part = WindowStats.from_dict(records[worker])
-        if stats is None:
-            stats = part
-        else:
-            stats.merge(part)
-    if stats is None:
-        stats = WindowStats(closed.index, planned.start, planned.duration, bin_seconds=fleet.scenario.bin)
-    if closed.missing_workers:
-        stats.mark_partial()
+def _closed_window(fleet: FleetReport, closed: ClosedRecord) -> WindowReport:
+    """The report's view of a window the fleet has closed: its merged statistics and the master's figures."""
     w = window_from_stats(
-        stats,
+        closed.stats,
         phase=closed.phase,
         verdict=closed.verdict,
         t0=fleet.plan.t0,
         slo_failures=closed.slo_failures,
         saturation=closed.saturation,
-        workers=len(records),
+        workers=len(closed.workers or {}),
         verdict_detail=closed.verdict_detail,
     )
     w.summary = {**w.summary, **closed.summary}  # the master's figures are the reference

@@ -7,6 +7,10 @@ the window end), so bin 0 of every window shows how the service answered the fir
 
 A request is attributed by ``at`` = its intended send time (``ticket.intended``): it then lands in the window
 and bin in which it was offered, so offered, sent and answered add up per bin.
+
+A window's names, one per stage: the plan's ``Window`` (`dynlocust.scenario.plan`, the fleet's offered load), a
+worker's share of it, ``Segment`` (`dynlocust.pacing`), its tally, ``WindowStats`` (here), and once it has closed,
+its ``ClosedRecord`` (here: a worker's part, then the fleet's merged and judged window, the line of results.jsonl).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dynlocust.cost import US_EAST_1, Prices, dollars
@@ -36,10 +40,10 @@ from dynlocust.outcomes import (
     VALIDATION,
 )
 from dynlocust.pacing import PacingCounts, Segment
+from dynlocust.saturation import Saturation
 
 if TYPE_CHECKING:
     from dynlocust.record import RequestRecord
-    from dynlocust.saturation import Saturation
 
 ERROR_KINDS = frozenset({VALIDATION, NOT_FOUND, AUTH, TIMEOUT, CONNECTION, SERVER_ERROR, ERROR})
 """Kinds that are failures of the test itself; condition failures and transaction conflicts are answers."""
@@ -428,6 +432,10 @@ class WindowStats:
             "summary": self.summary(),
         }
 
+    def copy(self) -> WindowStats:
+        """An independent copy (exact, through ``to_dict``): a closed record keeps the figures it closed with."""
+        return WindowStats.from_dict(self.to_dict())
+
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> WindowStats:
         try:
@@ -577,6 +585,99 @@ class Verdict:
             labels=(label if label in VERDICTS else "partial",),
             reasons=tuple(sat.get("reasons", ())) if label == "client-bound" else (),
         )
+
+
+@dataclass(frozen=True)
+class ClosedRecord:
+    """A closed window's record: what leaves the process that closed it, and what a results file holds.
+
+    One class for both stages of a window's close:
+    - a worker's part (``worker_index`` set, no verdict): `ScenarioRun` builds it with `of_part` when the window
+      closes; a worker spools it and sends it to the master, a standalone run hands it to its own `FleetReport`;
+    - the fleet's window (``merged``): `FleetReport` merges the parts, judges them and writes the result to the
+      results file; it is also what the progress line and the window table print.
+
+    ``to_dict`` is the only place the record's dict (the message payload and the ``window`` line of results.jsonl)
+    is built; ``from_dict`` reads it back, also from files written before some of its keys existed.
+    """
+
+    stats: WindowStats
+    """The window's statistics as they were when it closed (a copy: late answers do not change a closed record)."""
+    phase: str
+    summary: dict[str, Any]
+    """``WindowStats.summary`` of a part; the fleet's ``report_summary`` (errors, cost) of a merged window."""
+    saturation: Saturation | None = None
+    """The client's evidence (a part's own, or the fleet's combined); None only in records written before it."""
+    worker_index: int | None = None
+    """The worker share this part was measured by; None on a merged window."""
+    verdict_detail: Verdict | None = None
+    """What limited the window, decided once by the fleet (None on a part: nobody has judged it yet)."""
+    slo_failures: list[str] = field(default_factory=list)
+    workers: dict[str, dict[str, Any]] | None = None
+    """A merged window's per-worker figures, by worker; None on a part."""
+    missing_workers: list[int] | None = None
+    """Workers whose part a merged window lacks; None on a part."""
+    rebalanced: list[int] = field(default_factory=list)
+    """Lost workers whose share the survivors had taken over by this window."""
+
+    @classmethod
+    def of_part(cls, stats: WindowStats, *, phase: str, saturation: Saturation, worker_index: int) -> ClosedRecord:
+        """One worker's part of a window that has just closed."""
+        snapshot = stats.copy()
+        return cls(snapshot, phase, snapshot.summary(), saturation, worker_index)
+
+    @property
+    def index(self) -> int:
+        return self.stats.index
+
+    @property
+    def merged(self) -> bool:
+        """The fleet's window (all parts merged), not one worker's part."""
+        return self.workers is not None or self.missing_workers is not None
+
+    @property
+    def verdict(self) -> str:
+        """The verdict's label; a record nobody judged reads ``partial`` (as `Verdict.of_record` always has)."""
+        return self.verdict_detail.label if self.verdict_detail is not None else "partial"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON- and msgpack-safe form: ``WindowStats.to_dict`` and then the close's own keys."""
+        out = self.stats.to_dict()
+        out["summary"] = self.summary
+        out["phase"] = self.phase
+        if self.verdict_detail is not None:
+            out["verdict"] = self.verdict_detail.label
+            out["verdict_detail"] = self.verdict_detail.to_dict()
+        if self.saturation is not None:
+            out["saturation"] = self.saturation.to_dict()
+        if self.worker_index is not None:
+            out["worker_index"] = self.worker_index
+        if self.merged:
+            out["slo_failures"] = list(self.slo_failures)
+            out["workers"] = self.workers or {}
+            out["missing_workers"] = list(self.missing_workers or ())
+            out["rebalanced"] = list(self.rebalanced)
+        return out
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ClosedRecord:
+        stats = WindowStats.from_dict(d)
+        try:
+            saturation = d.get("saturation")
+            return cls(
+                stats,
+                phase=str(d.get("phase") or ""),
+                summary=dict(d.get("summary") or stats.summary()),
+                saturation=Saturation.from_dict(saturation) if saturation else None,
+                worker_index=None if d.get("worker_index") is None else int(d["worker_index"]),
+                verdict_detail=Verdict.of_record(d) if "verdict" in d or "verdict_detail" in d else None,
+                slo_failures=[str(f) for f in d.get("slo_failures") or ()],
+                workers=dict(d["workers"] or {}) if "workers" in d else None,
+                missing_workers=[int(w) for w in d["missing_workers"] or ()] if "missing_workers" in d else None,
+                rebalanced=[int(w) for w in d.get("rebalanced") or ()],
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise WindowError(f"window {stats.index}: malformed record ({exc!r})") from exc
 
 
 def verdict(

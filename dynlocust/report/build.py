@@ -20,7 +20,7 @@ from dynlocust.cost import US_EAST_1
 from dynlocust.errors import DynlocustError
 from dynlocust.results import ResultsError, read_results
 from dynlocust.saturation import Saturation, combine
-from dynlocust.windows import Verdict, WindowError, WindowStats
+from dynlocust.windows import ClosedRecord, Verdict, WindowError, WindowStats
 
 RESULTS_NAME = "results.jsonl"
 REPORT_DIR = "report"
@@ -52,8 +52,9 @@ class BinReport:
 
 @dataclass
 class WindowReport:
-    """One window, all workers merged; ``index``, ``phase``, ``summary``, ``verdict``, ``verdict_detail`` and
-    ``saturation`` fit `format_window_table`. A window still running has no ``verdict_detail``."""
+    """One window as a report reads it, all workers merged and laid out in bins: built from a results file's
+    `ClosedRecord`s (or, in the web UI, from the fleet's). It fits `dynlocust.report.table.WindowLike`, as the
+    fleet's `ClosedRecord` does. A window still running has no ``verdict_detail``."""
 
     index: int
     phase: str
@@ -177,40 +178,39 @@ def window_from_stats(
 
 def _window_report(records: list[dict[str, Any]], phase_of: dict[int, str], t0: float, workers: int) -> WindowReport:
     """One window from its records: one already merged by the master (it names its ``workers``), or one per worker."""
-    merged = [r for r in records if "workers" in r or "missing_workers" in r]
-    parts = merged[:1] or records
     try:
-        stats = WindowStats.from_dict(parts[0])
+        closed = [ClosedRecord.from_dict(r) for r in records]
+        merged = [r for r in closed if r.merged]
+        parts = merged[:1] or closed
+        stats = parts[0].stats  # read from the file just now: this window's own to merge into
         for r in parts[1:]:
-            stats.merge(WindowStats.from_dict(r))
+            stats.merge(r.stats)
     except WindowError as exc:
         raise ReportError(f"window {records[0].get('index')}: expected window statistics, found {exc}") from exc
-    if merged:
-        seen = len(merged[0].get("workers") or {}) or workers - len(merged[0].get("missing_workers") or [])
-    else:
-        seen = len(parts)
+    first = merged[0] if merged else None
+    seen = len(parts) if first is None else len(first.workers or {}) or workers - len(first.missing_workers or [])
     if seen < workers:
         stats.mark_partial()
     sats = {
-        int(r.get("worker_index", i)): Saturation.from_dict(r["saturation"])
+        r.worker_index if r.worker_index is not None else i: r.saturation
         for i, r in enumerate(parts)
-        if r.get("saturation")
+        if r.saturation is not None
     }
     saturation = None if not sats else next(iter(sats.values())) if merged else combine(sats)
     if merged and not stats.partial:
-        detail = Verdict.of_record(merged[0])  # decided by the master when the window closed
+        detail = merged[0].verdict_detail or Verdict((merged[0].verdict,))  # decided by the master when it closed
     else:  # a worker's own records, or a window short of workers: the most severe label applies
-        label = _worst([Verdict.of_record(r).label for r in parts])
+        label = _worst([r.verdict for r in parts])
         if stats.partial and label not in ("not-run", "partial"):
             label = "partial"
         reasons = saturation.reasons if label == "client-bound" and saturation is not None else ()
         detail = Verdict((label,), reasons=reasons)
     return window_from_stats(
         stats,
-        phase=str(parts[0].get("phase") or phase_of.get(stats.index, "")),
+        phase=parts[0].phase or phase_of.get(stats.index, ""),
         verdict=detail.label,
         t0=t0,
-        slo_failures=[f for r in parts for f in r.get("slo_failures", [])],
+        slo_failures=[f for r in parts for f in r.slo_failures],
         saturation=saturation,
         workers=seen,
         verdict_detail=detail,

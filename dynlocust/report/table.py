@@ -11,10 +11,21 @@ from dynlocust.windows import Verdict
 
 
 class WindowLike(Protocol):
-    index: int
-    phase: str
-    summary: dict[str, Any]
-    verdict: str
+    """A closed window as the table and the progress line read it. Two classes fit it: the fleet's
+    `dynlocust.windows.ClosedRecord` while a run closes its windows, and `dynlocust.report.build.WindowReport`
+    when a report is rebuilt from a results file (or the web UI shows one)."""
+
+    @property
+    def index(self) -> int: ...
+
+    @property
+    def phase(self) -> str: ...
+
+    @property
+    def summary(self) -> dict[str, Any]: ...
+
+    @property
+    def verdict(self) -> str: ...
 
     @property
     def saturation(self) -> Saturation | None: ...

@@ -22,7 +22,9 @@ def half_up(x: float) -> int:
 
 @dataclass(frozen=True)
 class Window:
-    """One step of offered load for the whole fleet. ``start`` is absolute (epoch seconds, T0 + offset)."""
+    """A planned window: one step of offered load for the whole fleet. ``start`` is absolute (epoch seconds, T0 +
+    offset). Each worker paces its share of it, a `dynlocust.pacing.Segment`; its tally is a
+    `dynlocust.windows.WindowStats` and, once closed, its record a `dynlocust.windows.ClosedRecord`."""
 
     index: int
     start: float

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from dynlocust.results import ResultsWriter, read_results
 from dynlocust.saturation import Saturation
 from dynlocust.scenario import load_scenario_text
 from dynlocust.scenario.plan import build_plan
-from dynlocust.windows import WindowStats
+from dynlocust.windows import ClosedRecord, WindowStats
 
 SCENARIO = """\
 name: unit
@@ -46,7 +47,7 @@ def make_report(tmp_path: Path, workers: int, slos: str = "") -> FleetReport:
 
 def worker_window(
     report: FleetReport, index: int, worker: int, kinds: dict[str, int], shares: int | None = None
-) -> dict[str, Any]:
+) -> ClosedRecord:
     """Worker ``worker``'s record of a window, its share one of ``shares`` (default: one per worker)."""
     window = report.plan.windows[index]
     weights = [1.0] * (shares or report.worker_count)
@@ -60,9 +61,7 @@ def worker_window(
                 latency=0.002 * (i + 1), latency_from_intended=0.003 * (i + 1), write_units=1.0,
             )  # fmt: skip
     stats.apply_pacing(PacingCounts(index, segment.count, handed=segment.count))  # every send came due
-    record = stats.to_dict()
-    record.update(phase=window.phase, saturation=IDLE.to_dict(), worker_index=worker)
-    return record
+    return ClosedRecord.of_part(stats, phase=window.phase, saturation=IDLE, worker_index=worker)
 
 
 def totals(worker: int, sent: int, abort: str | None = None) -> dict[str, Any]:
@@ -89,6 +88,27 @@ def test_windows_merge_exactly_and_in_order_whatever_the_arrival_order(tmp_path:
     assert [r["type"] for r in records] == ["run", "window", "window", "end"]
     assert records[1]["workers"]["0"]["sent"] == 10 and records[1]["workers"]["1"]["sent"] == 10
     assert records[-1]["sent"] == 60 and records[-1]["write_units"] == 60
+
+
+MERGED_KEYS = [
+    "index", "start", "duration", "target_rate", "bin_seconds", "partial", "pacing", "bins", "summary", "phase",
+    "verdict", "verdict_detail", "saturation", "slo_failures", "workers", "missing_workers", "rebalanced",
+]  # fmt: skip
+"""The fleet's window line of results.jsonl, in the order it has always been written."""
+
+
+def test_the_merged_window_is_the_results_line_and_reads_back_as_written(tmp_path: Path) -> None:
+    report = make_report(tmp_path, 2)
+    report.add_window(0, worker_window(report, 0, 0, {"ok": 10}))
+    report.add_window(1, worker_window(report, 0, 1, {"ok": 8, "throttled": 2}))
+    closed = report.closed[0]
+    line = read_results(tmp_path / "r.jsonl")[1]
+    assert list(line) == ["type", *MERGED_KEYS]
+    assert line == {"type": "window", **closed.to_dict()} == report.records[0]
+    back = ClosedRecord.from_dict(line)
+    assert back.merged and back.to_dict() == closed.to_dict()
+    assert (back.verdict_detail, back.saturation) == (closed.verdict_detail, closed.saturation)
+    assert closed.verdict == "throttled" and closed.workers is not None and closed.workers["1"]["throttled"] == 2
 
 
 def test_a_lost_worker_leaves_partial_windows_and_an_incomplete_run(tmp_path: Path) -> None:
@@ -175,7 +195,7 @@ def test_a_fleet_window_names_its_starved_worker_and_the_run_concludes(tmp_path:
         for worker in (0, 1):
             record = worker_window(report, index, worker, {"ok": 5 * (index + 1)})
             if worker == 1:
-                record["saturation"] = starved.to_dict()
+                record = dataclasses.replace(record, saturation=starved)
             report.add_window(worker, record)
     report.worker_done(0, totals(0, 15))
     report.worker_done(1, totals(1, 15))

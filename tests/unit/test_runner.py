@@ -59,7 +59,7 @@ def run_scenario(raw: Any, limits: Limits | None = None) -> tuple[ScenarioRun, l
     done: list[dict] = []
     run = ScenarioRun(
         scenario, {"t": "t-unit"}, "unit", t0=time.time() + 0.2, deadline=1.0,
-        on_window=windows.append, on_done=done.append,
+        on_window=lambda record: windows.append(record.to_dict()), on_done=done.append,  # the wire's form
     )  # fmt: skip
     client = DynamoDBClient(raw, EventHook(), deadline=1.0)
 

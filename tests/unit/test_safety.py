@@ -21,7 +21,9 @@ from dynlocust import safety
 from dynlocust.client import DynamoDBClient
 from dynlocust.results import read_results
 from dynlocust.runner import ScenarioRun
+from dynlocust.saturation import Saturation
 from dynlocust.scenario import load_scenario_text
+from dynlocust.windows import ClosedRecord
 
 SCENARIO = """\
 name: unit
@@ -229,14 +231,18 @@ def test_guard_worker_stops_the_run_and_quits_once_the_master_is_silent() -> Non
 def test_spool_windows_writes_before_sending(tmp_path: Path) -> None:
     sent: list[int] = []
     run = make_run()
-    run.on_window = lambda record: sent.append(record["index"])
+    run.on_window = lambda record: sent.append(record.index)
     path = tmp_path / "r" / "worker-0.jsonl"
     writer = safety.spool_windows(run, path)
     assert writer is not None
-    run.on_window({"index": 0, "n": 1})
+    record = ClosedRecord.of_part(
+        run.book[0], phase="p", saturation=Saturation(False, (), 0.1, 0.001, 0, 0), worker_index=0
+    )
+    run.on_window(record)
     writer.close()
     assert sent == [0]
-    assert read_results(path) == [{"type": "window", "index": 0, "n": 1}]
+    assert read_results(path) == [{"type": "window", **record.to_dict()}]
+    assert ClosedRecord.from_dict(read_results(path)[0]).to_dict() == record.to_dict()  # read back as written
     assert safety.spool_windows(make_run(), path) is None  # never appends to existing results
 
 

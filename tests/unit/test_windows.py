@@ -8,7 +8,7 @@ import pytest
 
 from dynlocust.pacing import PacingCounts, Segment, split_segment
 from dynlocust.saturation import Saturation
-from dynlocust.windows import Verdict, WindowBook, WindowError, WindowStats, verdict
+from dynlocust.windows import ClosedRecord, Verdict, WindowBook, WindowError, WindowStats, verdict
 
 NOT_BOUND = Saturation(False, (), 0.2, 0.001, 0, 0)
 
@@ -233,3 +233,32 @@ def test_each_operation_is_counted_apart_and_survives_a_merge_and_a_round_trip()
     again = WindowStats.from_dict(json.loads(json.dumps(a.to_dict())))
     assert again.total().operation("put t").throttled_by == put.throttled_by
     assert again.bins[1].operations["get t"].latency == get.latency
+
+
+PART_KEYS = [
+    "index", "start", "duration", "target_rate", "bin_seconds", "partial", "pacing", "bins", "summary", "phase",
+    "saturation", "worker_index",
+]  # fmt: skip
+"""A worker's part as it has always been sent and spooled: `WindowStats.to_dict` and then the close's keys."""
+
+
+def test_a_part_is_a_snapshot_in_the_format_it_always_had_and_reads_back_exactly() -> None:
+    ws = sample_window()
+    part = ClosedRecord.of_part(ws, phase="ramp", saturation=NOT_BOUND, worker_index=3)
+    rec(ws, 1000.0 + 2.0)  # a late answer after the close changes the tally, never the closed record
+    d = part.to_dict()
+    assert list(d) == PART_KEYS
+    assert d["summary"]["sent"] == 7 and ws.total().sent == 8
+    assert (d["phase"], d["saturation"], d["worker_index"]) == ("ramp", NOT_BOUND.to_dict(), 3)
+    back = ClosedRecord.from_dict(json.loads(json.dumps(d)))
+    assert back.to_dict() == d and not back.merged and back.index == 2
+    assert back.verdict_detail is None and back.verdict == "partial"  # nobody judged a part
+
+
+def test_a_merged_record_written_before_the_verdict_detail_and_the_saturation_still_reads() -> None:
+    d = {**sample_window().to_dict(), "phase": "p", "verdict": "throttled", "workers": {}, "missing_workers": [1]}
+    closed = ClosedRecord.from_dict(d)
+    assert closed.merged and closed.missing_workers == [1] and closed.saturation is None
+    assert closed.verdict_detail == Verdict(("throttled",)) and closed.verdict == "throttled"
+    with pytest.raises(WindowError, match="window 2: malformed record"):
+        ClosedRecord.from_dict({**d, "missing_workers": ["one"]})

@@ -7,6 +7,7 @@ Structure is checked against the recorded figures, never golden bytes.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import shutil
@@ -348,7 +349,7 @@ def _fleet_results(tmp_path: Path) -> Path:
         for worker in (0, 1):
             record = worker_window(report, index, worker, {"ok": 4, "throttled": 1 + index * 4})
             if (index, worker) == (1, 1):
-                record["saturation"] = starved.to_dict()
+                record = dataclasses.replace(record, saturation=starved)
             report.add_window(worker, record)
     report.worker_done(0, totals(0, 15))
     report.worker_done(1, totals(1, 15))
