@@ -95,7 +95,7 @@ def _run_locust(args: argparse.Namespace, passthrough: list[str]) -> int:
     if args.baseline:  # so is a bad baseline or gate
         from dynlocust.diff import cli as diff_cli
 
-        baseline, passthrough, new_results = diff_cli.prepare_run(args, passthrough)
+        baseline, passthrough, new_results = diff_cli.prepare_run(args, passthrough, settings)
     argv = [
         "locust",
         "-f",

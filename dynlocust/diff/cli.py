@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dynlocust.diff.errors import DiffError
 from dynlocust.diff.gate import DEFAULT_MAPPER_GATE, DEFAULT_RUN_GATE, check, parse_fail_on
@@ -23,6 +23,9 @@ from dynlocust.diff.render import Rendered, console, html, mapper_charts, markdo
 from dynlocust.diff.runs import diff_runs
 from dynlocust.diff.stats import RUN_NOISE
 from dynlocust.report.build import RESULTS_NAME
+
+if TYPE_CHECKING:
+    from dynlocust.settings import Settings
 
 
 def _describe(side: RunSide) -> str:
@@ -165,32 +168,26 @@ def main(argv: Sequence[str] | None = None) -> int:
 # -- `dynlocust run --baseline` --------------------------------------------------------------------------------------
 
 
-def _option(passthrough: list[str], name: str, env: str) -> str | None:
-    for i, arg in enumerate(passthrough):
-        if arg == name and i + 1 < len(passthrough):
-            return passthrough[i + 1]
-        if arg.startswith(name + "="):
-            return arg.split("=", 1)[1]
-    return os.environ.get(env) or None
-
-
-def prepare_run(args: argparse.Namespace, passthrough: list[str]) -> tuple[RunSide, list[str], Path]:
+def prepare_run(
+    args: argparse.Namespace, passthrough: list[str], settings: Settings
+) -> tuple[RunSide, list[str], Path]:
     """Before the run: load the baseline and check the gate (exit 2 at once if either is bad), and fix the run id
-    so the new results are found afterwards. Returns the baseline, Locust's arguments and the results path."""
+    so the new results are found afterwards. ``settings`` are the run's, validated (``--run-id`` and
+    ``--results-dir`` as typed or from their variables). Returns the baseline, Locust's arguments and the results
+    path."""
     if args.fail_on is not None:
         parse_fail_on(args.fail_on, "run")
     parse_run_noise(args.run_noise)
     base = load_side(args.baseline, "baseline")
     if not isinstance(base, RunSide):
         raise DiffError(f"run --baseline {args.baseline}: expected run results, found a compare file")
-    run_id = _option(passthrough, "--run-id", "DYNLOCUST_RUN_ID")
-    if run_id is None:
+    run_id = settings.run_id
+    if not run_id:
         from dynlocust.runstate import new_run_id
 
         run_id = new_run_id()
         passthrough = [*passthrough, "--run-id", run_id]
-    results_dir = _option(passthrough, "--results-dir", "DYNLOCUST_RESULTS_DIR") or "results"
-    return base, passthrough, Path(results_dir) / run_id / RESULTS_NAME
+    return base, passthrough, Path(settings.results_dir) / run_id / RESULTS_NAME
 
 
 def after_run(args: argparse.Namespace, base: RunSide, results: Path, run_code: int) -> int:
