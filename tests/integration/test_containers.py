@@ -196,7 +196,7 @@ def check_run(code: int, log: str, results: Path, probe: InPod, prometheus: str)
     header = table.index(list(COLUMNS))
     rows = [dict(zip(COLUMNS, row, strict=True)) for row in table[header + 1 : header + 1 + len(windows)]]
     assert [r["window"] for r in rows] == [str(window_number(w["index"])) for w in windows]
-    assert [r["throttled"] for r in rows] == [f"{w['summary']['throttled']:,}" for w in windows]
+    assert [r["throttled (req)"] for r in rows] == [f"{w['summary']['throttled']:,}" for w in windows]
     # the cell as the console renders it: every label, and the part that ran of a partial window
     assert [r["verdict"] for r in rows] == [verdict_cell(w) for w in load_report(runs[0] / "results.jsonl").windows]
 
