@@ -216,15 +216,7 @@ def put_item(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     cond = ex.condition(req.get("ConditionExpression"))
     ex.finish()
     hk, sk, part = item_key(t, item)
-    old = t.base.get(hk, sk)
-    if cond is not None and not cond.evaluate(old):
-        raise st.condition_failed(t, old, part, on_fail)
-    plan = plan_write(t, hk, sk, part, old, item)
-    th = st.charge_write(plan)
-    if th is not None:
-        raise throttle_error(th)
-    apply(plan)
-    return _write_answer(t, plan, old, rv, rcc)
+    return _put_or_delete(st, t, (hk, sk, part), item, cond, on_fail, rv, rcc)
 
 
 def delete_item(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
@@ -237,14 +229,22 @@ def delete_item(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     cond = ex.condition(req.get("ConditionExpression"))
     ex.finish()
     hk, sk, part = key_of(t, req.get("Key"))
+    return _put_or_delete(st, t, (hk, sk, part), None, cond, on_fail, rv, rcc)
+
+
+def _put_or_delete(
+    st: State, t: Any, key: tuple[Any, Any, str], item: Item | None, cond: Any, on_fail: bool, rv: Any, rcc: Any
+) -> dict[str, Any]:
+    """The shared tail of PutItem (``item``) and DeleteItem (None): condition, capacity, then the write."""
+    hk, sk, part = key
     old = t.base.get(hk, sk)
     if cond is not None and not cond.evaluate(old):
         raise st.condition_failed(t, old, part, on_fail)
-    plan = plan_write(t, hk, sk, part, old, None)
+    plan = plan_write(t, hk, sk, part, old, item)
     th = st.charge_write(plan)
     if th is not None:
         raise throttle_error(th)
-    if old is not None:
+    if item is not None or old is not None:  # deleting what is not there writes nothing
         apply(plan)
     return _write_answer(t, plan, old, rv, rcc)
 
