@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import gevent
 
 from dynlocust.cost import US_EAST_1, Prices, dollars
+from dynlocust.gcpause import freeze_survivors, thaw
 from dynlocust.operations import Mix, OperationBuilder
 from dynlocust.pacing import Pacer, Segment, Ticket, split_segment
 from dynlocust.saturation import Saturation, SaturationMonitor, Thresholds, Usage, assess, pool_counter
@@ -90,6 +91,7 @@ class ScenarioRun:
     # -- life cycle ----------------------------------------------------------------------------------------------
 
     def start(self) -> None:
+        freeze_survivors()
         self.pacer.start()
         self._closer = gevent.spawn(self._close_windows)
 
@@ -213,6 +215,7 @@ class ScenarioRun:
         if failed and self.abort_reason is None:
             self.abort_reason = "the window closer failed (see the log)"
         self.finished = True
+        thaw()
         self.on_done(
             {
                 "worker_index": self.worker_index,
