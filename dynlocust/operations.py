@@ -96,6 +96,7 @@ class OperationBuilder:
         worker_count: int = 1,
     ) -> None:
         self.operation = operation
+        self.label = operation.label
         self.table = table
         self.table_name = physical_name
         self.item_size = operation.item_size or item_size
@@ -114,10 +115,6 @@ class OperationBuilder:
         self._rng = worker_rng(seed, worker_index, operation.label)
         self._per_partition = table.seed.items_per_partition if table.seed and table.sort_key else 1
         self.build: Callable[[], Request] = getattr(self, "_" + operation.op)
-
-    @property
-    def label(self) -> str:
-        return self.operation.label
 
     def _key(self) -> str:
         assert self._keys is not None

@@ -217,8 +217,9 @@ class Pacer:
         for seg in self._segments:
             if from_window is not None and seg.index < from_window:
                 continue
-            for j in range(seg.count):
-                yield Ticket(seq, seg.index, seg.intended(j))
+            count, index, start, duration, phase = seg.count, seg.index, seg.start, seg.duration, seg.phase
+            for j in range(count):  # seg.intended(j), without recounting the segment per send
+                yield Ticket(seq, index, start + duration * (j + phase) / count)
                 seq += 1
 
     def replan(self, segments: Sequence[Segment]) -> bool:

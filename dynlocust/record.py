@@ -9,7 +9,7 @@ an outcome, decides whether an operation writes, or counts capacity units a seco
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dynlocust.outcomes import Outcome
@@ -61,14 +61,13 @@ class RequestRecord:
     ticket: Ticket | None = None
     label: str | None = None
     """The scenario operation's label, when a scenario run sent it."""
+    read_units: float = field(init=False)
+    """The sum of `consumed`'s read units (summed once: the run, its window and the metrics all read it)."""
+    write_units: float = field(init=False)
 
-    @property
-    def read_units(self) -> float:
-        return sum(c.read_units for c in self.consumed)
-
-    @property
-    def write_units(self) -> float:
-        return sum(c.write_units for c in self.consumed)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "read_units", sum(c.read_units for c in self.consumed))
+        object.__setattr__(self, "write_units", sum(c.write_units for c in self.consumed))
 
     @property
     def name(self) -> str:

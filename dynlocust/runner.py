@@ -73,6 +73,8 @@ class ScenarioRun:
             self.scenario, self.physical_names, worker_index=self.worker_index, worker_count=self.worker_count
         )
         self.monitor = SaturationMonitor()
+        self._watched: set[DynamoDBClient] = set()
+        """Clients whose transport's pool waits the monitor counts (each looked at once, not per send)."""
         self._ceiling_share = self._planned_share()
         self.request_ceiling = self.scenario.limits.max_requests or math.ceil(
             DEFAULT_CEILING_MARGIN * self.plan.total_requests + 100
@@ -135,9 +137,11 @@ class ScenarioRun:
 
     def execute(self, client: DynamoDBClient, ticket: Ticket) -> RequestRecord:
         """Send one request for `ticket` through `client` and count its record in this run's window and totals."""
-        counter = pool_counter(client.raw)
-        if counter is not None:
-            self.monitor.watch(counter)
+        if client not in self._watched:
+            self._watched.add(client)
+            counter = pool_counter(client.raw)
+            if counter is not None:
+                self.monitor.watch(counter)
         builder: OperationBuilder = self.mix.pick()
         method, kwargs = builder.build()
         self.inflight[ticket.window] += 1
