@@ -171,6 +171,11 @@ def report(records: list[dict[str, Any]], samples: list[Sample], args: argparse.
         if clean:
             best = rate
         why = ", ".join(saturation["reasons"]) if bound else "no"
+        if bound:
+            why += (
+                f" (late {saturation['late']}, dropped {saturation['dropped']} of which stalled "
+                f"{saturation['stalled']}, lag p99 {saturation['lag_p99'] * 1000:.0f} ms)"
+            )
         print(
             f"{w['index']:>6}{rate:>10.0f}{summary['accepted_per_s']:>11.0f}{summary['throttled']:>10}{gen:>10.2f}"
             f"{busiest:>9.2f}{endpoint:>9.2f}{machine:>8.0%}  {why}"
