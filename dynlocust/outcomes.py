@@ -150,7 +150,7 @@ def _count_items(response: Mapping[str, Any]) -> int:
         return 1
     if "Responses" in response:
         responses = response["Responses"]
-        if isinstance(responses, Mapping):  # BatchGetItem
+        if isinstance(responses, (dict, Mapping)):  # BatchGetItem
             return sum(len(items) for items in responses.values())
         return sum(1 for r in responses if "Item" in r)  # TransactGetItems
     return 0
@@ -242,7 +242,7 @@ def _throttling_reasons(response: Mapping[str, Any]) -> tuple[ThrottlingReason, 
         raw = error.get("ThrottlingReasons") or error.get("throttlingReasons") or ()
     reasons = []
     for entry in raw:
-        if isinstance(entry, Mapping):
+        if isinstance(entry, (dict, Mapping)):
             reason = entry.get("reason") or entry.get("Reason") or ""
             resource = entry.get("resource") or entry.get("Resource") or ""
             reasons.append(ThrottlingReason(str(reason), str(resource)))

@@ -102,19 +102,19 @@ def consumed_capacity(
     units for a write operation and read units otherwise. With INDEXES, the table's and each index's share are
     reported apart. `logical` maps a physical table name to the name the record shows.
     """
-    if not isinstance(response, Mapping):
+    if not isinstance(response, (dict, Mapping)):
         return ()
     consumed = response.get("ConsumedCapacity")
     if not consumed:
         return ()
-    if isinstance(consumed, Mapping) and "Table" not in consumed and len(consumed) == 2:  # TOTAL, one table
+    if isinstance(consumed, (dict, Mapping)) and "Table" not in consumed and len(consumed) == 2:  # TOTAL, one table
         total = float(consumed.get("CapacityUnits") or 0.0)
         if not total:
             return ()
         table = logical(str(consumed.get("TableName", NO_TABLE)))
         return (Consumed(table, "", 0.0, total) if write else Consumed(table, "", total, 0.0),)
     out: list[Consumed] = []
-    for entry in [consumed] if isinstance(consumed, Mapping) else consumed:
+    for entry in [consumed] if isinstance(consumed, (dict, Mapping)) else consumed:
         table = logical(str(entry.get("TableName", NO_TABLE)))
         parts: list[tuple[str, Mapping[str, Any]]] = [("", entry)]
         if "Table" in entry:  # ReturnConsumedCapacity=INDEXES: table and indexes apart
