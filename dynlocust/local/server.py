@@ -133,11 +133,12 @@ def _fast_io(sock: Any, idle: float) -> tuple[Callable[[int], bytes], Callable[[
     read_event = getattr(sock, "_read_event", None)
     if raw is None or read_event is None:
         return sock.recv, sock.sendall
-    from gevent import get_hub
-    from gevent.timeout import Timeout
+    from gevent import get_hub, getcurrent
 
-    raw_recv, raw_send, wait = raw.recv, raw.send, get_hub().wait
-    timer = Timeout(idle, TimeoutError("timed out"))
+    hub = get_hub()
+    raw_recv, raw_send, wait = raw.recv, raw.send, hub.wait
+    timer = hub.loop.timer(idle)  # the libev timer a gevent Timeout wraps, without the Python layer
+    expire, expired = getcurrent().throw, TimeoutError("timed out")
 
     def recv(n: int) -> bytes:
         while True:
@@ -145,11 +146,11 @@ def _fast_io(sock: Any, idle: float) -> tuple[Callable[[int], bytes], Callable[[
                 return raw_recv(n)
             except BlockingIOError:
                 pass
-            timer.start()
+            timer.start(expire, expired, update=True)
             try:
                 wait(read_event)
             finally:
-                timer.cancel()
+                timer.stop()
 
     def send(data: bytes) -> None:
         try:
