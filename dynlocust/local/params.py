@@ -121,7 +121,7 @@ class Exprs:
             if self.values is not None:
                 raise errors.validation("ExpressionAttributeValues can only be specified when using expressions")
             return
-        if self.names:
+        if self.names and not self.used_names.issuperset(self.names):
             unused = sorted(set(self.names) - self.used_names)
             if unused:
                 raise self._fail(
@@ -129,7 +129,7 @@ class Exprs:
                     + ", ".join(unused)
                     + "}"
                 )
-        if self.values:
+        if self.values and not self.used_values.issuperset(self.values):
             unused = sorted(set(self.values) - self.used_values)
             if unused:
                 raise self._fail(
