@@ -175,7 +175,15 @@ def item_size(item: dict[str, AttributeValue] | None) -> int:
     """DynamoDB item size in bytes: each attribute name's UTF-8 length plus its value's size (0 for no item)."""
     if not item:
         return 0
-    return sum((len(k) if k.isascii() else len(k.encode("utf-8"))) + value_size(v) for k, v in item.items())
+    size = 0
+    for k, v in item.items():
+        size += len(k) if k.isascii() else len(k.encode("utf-8"))
+        s = v.get("S")  # a string, the common case, inline
+        if s.__class__ is str and len(v) == 1:
+            size += len(s) if s.isascii() else len(s.encode("utf-8"))
+        else:
+            size += value_size(v)
+    return size
 
 
 def is_set_type(t: str) -> bool:
@@ -260,6 +268,8 @@ def check_value(av: Any, level: int = 1) -> None:
         elif t == "N":
             if v.__class__ is not str:
                 _refuse_member(t, v)
+            if len(v) <= _MAX_DIGITS and v.isdigit() and v.isascii():
+                continue  # a plain integer of at most 38 digits: well formed and in range, the common case
             if len(v) > 2 * _MAX_DIGITS or _NUMBER_RE.fullmatch(v) is None:
                 check_number_text(v)
             _check_number_range(v)

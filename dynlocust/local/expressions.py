@@ -1201,8 +1201,8 @@ class KeyCondition:
         range_key: str | None,
         range_op: str | None,
         range_values: tuple[AV, ...],
-        used_names: set[str],
-        used_values: set[str],
+        used_names: set[str] | frozenset[str],
+        used_values: set[str] | frozenset[str],
     ) -> None:
         self.expression = expression
         self.hash_key = hash_key
@@ -1330,6 +1330,17 @@ def _key_parts(p: _Parser) -> list[tuple[str, str, tuple[AV, ...]]]:
             return parts
 
 
+# (expression, names, hash key, range key) -> (hash value placeholder, range op, range value placeholders, used
+# names, used values) of a key condition parsed before: a load test sends one expression with fresh values each time
+_KeyShape = tuple[str, str | None, tuple[str, ...], frozenset[str], frozenset[str]]
+_key_shapes: dict[tuple[object, ...], _KeyShape] = {}
+KEY_SHAPES_MAX = 1024
+
+
+def _one_value(av: object) -> bool:
+    return isinstance(av, dict) and len(av) == 1
+
+
 def parse_key_condition(
     expr: str,
     names: Mapping[str, str] | None,
@@ -1337,7 +1348,47 @@ def parse_key_condition(
     hash_key: str,
     range_key: str | None,
 ) -> KeyCondition:
-    """Parse a KeyConditionExpression against a key schema (partition key hash_key, sort key range_key)."""
+    """Parse a KeyConditionExpression against a key schema (partition key hash_key, sort key range_key).
+
+    A parse depends on the values only through their presence and form (one type each), except for BETWEEN
+    (compares its bounds) and begins_with (checks the type), so for the other operators the placeholders found
+    are remembered (a bounded cache) and the next request with the same text and names only looks its values up.
+    """
+    ck: tuple[object, ...] | None = (expr, tuple(names.items()) if names else None, hash_key, range_key)
+    try:
+        shape = _key_shapes.get(ck) if ck is not None else None
+    except TypeError:  # unhashable names: no cache
+        ck, shape = None, None
+    if shape is not None and values:
+        hph, op, rphs, used_names, used_values = shape
+        hv = values.get(hph)
+        rvs = tuple(values.get(ph) for ph in rphs)
+        if hv is not None and _one_value(hv) and all(v is not None and _one_value(v) for v in rvs):
+            return KeyCondition(
+                expr, hash_key, hv, range_key, op, tuple(v for v in rvs if v is not None), used_names, used_values
+            )
+    kc = _parse_key_condition(expr, names, values, hash_key, range_key)
+    if ck is not None and values and kc.range_op not in ("BETWEEN", "begins_with"):
+        placeholder = {id(v): k for k, v in values.items()}
+        hph_found = placeholder.get(id(kc.hash_value))
+        rphs_found = [placeholder.get(id(v)) for v in kc.range_values]
+        # only when each value object is one placeholder's: then the placeholders found are the ones parsed
+        if len(placeholder) == len(values) and hph_found is not None:
+            found = tuple(ph for ph in rphs_found if ph is not None)
+            if len(found) == len(rphs_found):
+                if len(_key_shapes) >= KEY_SHAPES_MAX:
+                    del _key_shapes[next(iter(_key_shapes))]
+                _key_shapes[ck] = (hph_found, kc.range_op, found, kc.used_names, kc.used_values)
+    return kc
+
+
+def _parse_key_condition(
+    expr: str,
+    names: Mapping[str, str] | None,
+    values: Mapping[str, AV] | None,
+    hash_key: str,
+    range_key: str | None,
+) -> KeyCondition:
     p = _Parser(expr, names, values, "KeyConditionExpression")
     parts = _key_parts(p)
     p.expect_eof()

@@ -72,20 +72,23 @@ def item_key(t: Table, item: Item) -> tuple[Any, Any, str]:
     return out[0], out[1], str(item[k.hash_attr][k.hash_type])
 
 
+def _not_the_key(what: str) -> errors.ServiceError:
+    return errors.validation(what + "The provided key element does not match the schema")
+
+
 def key_of(t: Table, key: Any, what: str = "") -> tuple[Any, Any, str]:
     """(hk, sk, partition) of a Key parameter; anything but exactly the key -> the service's error."""
     k = t.key
-    bad = errors.validation(what + "The provided key element does not match the schema")
     if not isinstance(key, dict) or len(key) != (1 if k.range_attr is None else 2):
-        raise bad
+        raise _not_the_key(what)
     hav = key.get(k.hash_attr)
     if not isinstance(hav, dict) or k.hash_type not in hav:
-        raise bad
+        raise _not_the_key(what)
     sk: Any = 0
     if k.range_attr is not None:
         rav = key.get(k.range_attr)
         if not isinstance(rav, dict) or str(k.range_type) not in rav:
-            raise bad
+            raise _not_the_key(what)
         if rav[str(k.range_type)] == "":
             raise errors.validation(
                 "One or more parameter values are not valid. The AttributeValue for a key attribute "

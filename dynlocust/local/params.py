@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 from dynlocust.local import errors, expressions
@@ -24,6 +25,13 @@ _EXPRESSION_PARAMS = (
 
 
 _EXPRESSION_SET = frozenset(_EXPRESSION_PARAMS)
+
+
+@lru_cache(maxsize=1024)
+def _unused(joined: str, keys: tuple[str, ...]) -> tuple[str, ...]:
+    """The placeholders of `keys` that the expressions' text `joined` does not mention, sorted (cached: a load test
+    repeats its expressions)."""
+    return tuple(sorted(k for k in keys if not re.search(re.escape(k) + r"(?![A-Za-z0-9_])", joined)))
 
 
 class Exprs:
@@ -61,7 +69,7 @@ class Exprs:
                     )
         joined = " ".join(texts)
         for label, given in (("Names", self.names), ("Values", self.values)):
-            unused = sorted(k for k in given or () if not re.search(re.escape(k) + r"(?![A-Za-z0-9_])", joined))
+            unused = _unused(joined, tuple(given)) if given else ()
             if unused and texts:
                 raise self._fail(
                     f"Value provided in ExpressionAttribute{label} unused in expressions: keys: {{{', '.join(unused)}}}"
@@ -113,7 +121,7 @@ class Exprs:
             if self.values is not None:
                 raise errors.validation("ExpressionAttributeValues can only be specified when using expressions")
             return
-        if self.names:
+        if self.names and not self.used_names.issuperset(self.names):
             unused = sorted(set(self.names) - self.used_names)
             if unused:
                 raise self._fail(
@@ -121,7 +129,7 @@ class Exprs:
                     + ", ".join(unused)
                     + "}"
                 )
-        if self.values:
+        if self.values and not self.used_values.issuperset(self.values):
             unused = sorted(set(self.values) - self.used_values)
             if unused:
                 raise self._fail(

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dynlocust.local import errors
@@ -23,13 +22,15 @@ if TYPE_CHECKING:
     from dynlocust.local.items import WritePlan
 
 
-@dataclass
 class Ctx:
-    """What one request touched, for the server's statistics."""
+    """What one request touched, for the server's statistics (a plain class: one is built per request)."""
 
-    tables: list[str] = field(default_factory=list)
-    unprocessed: int = 0
-    region: str = ""  # from the request's credential scope; "" = the endpoint's --region
+    __slots__ = ("region", "tables", "unprocessed")
+
+    def __init__(self, region: str = "") -> None:
+        self.tables: list[str] = []
+        self.unprocessed = 0
+        self.region = region  # from the request's credential scope; "" = the endpoint's --region
 
 
 def request_region(headers: dict[str, str]) -> str:

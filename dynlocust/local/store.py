@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import gc
 import hashlib
 import itertools
 import time
+from array import array
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -26,6 +28,7 @@ from dynlocust.local.limits import HASH_KEY_MAX_BYTES, RANGE_KEY_MAX_BYTES
 Item = dict[str, Any]
 
 TOKEN_BITS = 32
+_TOKEN_CODE = "I" if array("I").itemsize * 8 >= TOKEN_BITS else "L"  # array typecode of a token
 
 
 def comparable(av: dict[str, Any], typ: str) -> Any:
@@ -78,9 +81,15 @@ def _freeze_survivors(phase: str, info: dict[str, Any]) -> None:
         gc.freeze()
 
 
+try:  # CPython's own MD5: the same digest without OpenSSL's per-call lookup (half the cost of a token)
+    from _md5 import md5 as _md5  # type: ignore[import-not-found]  # a private CPython module: no stub
+except ImportError:  # a build without it
+    _md5 = functools.partial(hashlib.md5, usedforsecurity=False)
+
+
 def token_of(hk: Any) -> int:
     raw = hk if isinstance(hk, bytes) else str(hk).encode()
-    return int.from_bytes(hashlib.md5(raw, usedforsecurity=False).digest()[:4], "big")
+    return int.from_bytes(_md5(raw).digest()[:4], "big")
 
 
 class Partition:
@@ -98,65 +107,103 @@ class TokenOrder:
 
     Why blocks: one flat sorted list costs an O(n) move per new partition, and sorting on demand costs
     O(n log n) per Scan page when puts and scans interleave. Blocks of at most `2 * LOAD` pairs, found by bisecting
-    their last pairs (`maxes`), make an insert or a removal a move inside one block and a page a bisect then a walk.
+    their last pairs, make an insert or a removal a move inside one block and a page a bisect then a walk.
+    Why arrays: the tokens are bisected in contiguous machine integers, each block's and each block's last; a list of
+    (token, hk) tuples made every step of a bisect two pointer chases to random memory, the largest part of a fresh
+    key's PutItem in a large table. Hash keys are compared only between equal tokens.
     """
 
     LOAD = 512
 
-    __slots__ = ("_blocks", "_maxes")
+    __slots__ = ("_hks", "_last_hks", "_last_toks", "_toks")
 
     def __init__(self) -> None:
-        self._blocks: list[list[tuple[int, Any]]] = []
-        self._maxes: list[tuple[int, Any]] = []
+        self._toks: list[array[int]] = []  # per block, its tokens in order
+        self._hks: list[list[Any]] = []  # per block, the hash keys alongside
+        self._last_toks: array[int] = array(_TOKEN_CODE)  # per block, its last pair's token
+        self._last_hks: list[Any] = []  # ... and hash key
+
+    def _block(self, tok: int, hk: Any, exact: bool) -> int:
+        """The first block whose last pair is at or after (tok, hk); (tok,) alone when not `exact`."""
+        last_toks = self._last_toks
+        i = bisect_left(last_toks, tok)
+        if exact:
+            last_hks, n = self._last_hks, len(last_toks)
+            while i < n and last_toks[i] == tok and last_hks[i] < hk:
+                i += 1
+        return i
+
+    def _slot(self, b: int, tok: int, hk: Any, exact: bool) -> int:
+        """The position of (tok, hk) in block `b`: the first pair at or after it."""
+        toks = self._toks[b]
+        j = bisect_left(toks, tok)
+        if exact:
+            hks, n = self._hks[b], len(toks)
+            while j < n and toks[j] == tok and hks[j] < hk:
+                j += 1
+        return j
 
     def add(self, pair: tuple[int, Any]) -> None:
-        blocks, maxes = self._blocks, self._maxes
-        if not blocks:
-            blocks.append([pair])
-            maxes.append(pair)
+        tok, hk = pair
+        if not self._toks:
+            self._toks.append(array(_TOKEN_CODE, (tok,)))
+            self._hks.append([hk])
+            self._last_toks.append(tok)
+            self._last_hks.append(hk)
             return
-        i = bisect_left(maxes, pair)
-        if i == len(maxes):
+        i = self._block(tok, hk, True)
+        if i == len(self._toks):
             i -= 1
-            block = blocks[i]
-            block.append(pair)
-            maxes[i] = pair
+            toks, hks = self._toks[i], self._hks[i]
+            toks.append(tok)
+            hks.append(hk)
+            self._last_toks[i] = tok
+            self._last_hks[i] = hk
         else:
-            block = blocks[i]
-            insort(block, pair)
-        if len(block) > 2 * self.LOAD:
-            half = len(block) // 2
-            blocks[i : i + 1] = [block[:half], block[half:]]
-            maxes[i : i + 1] = [block[half - 1], block[-1]]
+            toks, hks = self._toks[i], self._hks[i]
+            j = self._slot(i, tok, hk, True)
+            toks.insert(j, tok)
+            hks.insert(j, hk)
+        if len(toks) > 2 * self.LOAD:
+            half = len(toks) // 2
+            self._toks[i : i + 1] = [toks[:half], toks[half:]]
+            self._hks[i : i + 1] = [hks[:half], hks[half:]]
+            self._last_toks[i : i + 1] = array(_TOKEN_CODE, (toks[half - 1], toks[-1]))
+            self._last_hks[i : i + 1] = [hks[half - 1], hks[-1]]
 
     def remove(self, pair: tuple[int, Any]) -> None:
-        blocks, maxes = self._blocks, self._maxes
-        i = bisect_left(maxes, pair)
-        if i == len(maxes):
+        tok, hk = pair
+        i = self._block(tok, hk, True)
+        if i == len(self._toks):
             return
-        block = blocks[i]
-        j = bisect_left(block, pair)
-        if j == len(block) or block[j] != pair:
+        toks, hks = self._toks[i], self._hks[i]
+        j = self._slot(i, tok, hk, True)
+        if j == len(toks) or toks[j] != tok or hks[j] != hk:
             return
-        del block[j]
-        if not block:
-            del blocks[i]
-            del maxes[i]
-        elif j == len(block):
-            maxes[i] = block[-1]
+        del toks[j]
+        del hks[j]
+        if not toks:
+            del self._toks[i]
+            del self._hks[i]
+            del self._last_toks[i]
+            del self._last_hks[i]
+        elif j == len(toks):
+            self._last_toks[i] = toks[-1]
+            self._last_hks[i] = hks[-1]
 
     def from_pair(self, pair: tuple[Any, ...]) -> Iterator[tuple[int, Any]]:
         """The pairs at or after `pair` (a bisect position; `(token,)` starts at a token), in order."""
-        blocks = self._blocks
-        i = bisect_left(self._maxes, pair)
-        if i == len(blocks):
+        exact = len(pair) > 1
+        tok, hk = pair[0], pair[1] if exact else None
+        i = self._block(tok, hk, exact)
+        if i == len(self._toks):
             return
-        j = bisect_left(blocks[i], pair)
+        j = self._slot(i, tok, hk, exact)
         # indexes, not slices: the caller does not write while it iterates (one request at a time)
-        for b in range(i, len(blocks)):
-            block = blocks[b]
-            for k in range(j, len(block)):
-                yield block[k]
+        for b in range(i, len(self._toks)):
+            toks, hks = self._toks[b], self._hks[b]
+            for k in range(j, len(toks)):
+                yield toks[k], hks[k]
             j = 0
 
 

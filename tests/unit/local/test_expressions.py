@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from dynlocust.errors import DynlocustError
+from dynlocust.local import expressions
 from dynlocust.local.expressions import (
     ExpressionError,
     compare_values,
@@ -516,6 +517,43 @@ def test_key_condition_errors(expr: str, hash_key: str, range_key: str | None, m
     with pytest.raises(ExpressionError) as info:
         parse_key_condition(expr, None, KV, hash_key, range_key)
     assert message in str(info.value)
+
+
+def test_key_condition_reparsed_text_takes_each_requests_values() -> None:
+    """A key condition seen before (cached by text and names) still reads this request's values and placeholders."""
+    names = {"#k": "pk"}
+    first = parse_key_condition("#k = :h AND sk < :r", names, {":h": {"S": "a"}, ":r": {"N": "5"}}, "pk", "sk")
+    second = parse_key_condition("#k = :h AND sk < :r", names, {":h": {"S": "b"}, ":r": {"N": "7"}}, "pk", "sk")
+    assert (first.hash_value, first.range_values) == ({"S": "a"}, ({"N": "5"},))
+    assert (second.hash_value, second.range_values) == ({"S": "b"}, ({"N": "7"},))
+    assert second.used_names == {"#k"} and second.used_values == {":h", ":r"}
+    assert second.matches_range({"N": "6"}) and not second.matches_range({"N": "7"})
+    # other names, another key schema: parsed for them, not taken from the first
+    other = parse_key_condition("#k = :h AND sk < :r", {"#k": "id"}, {":h": {"S": "c"}, ":r": {"N": "1"}}, "id", "sk")
+    assert other.hash_key == "id" and other.hash_value == {"S": "c"}
+    with pytest.raises(ExpressionError, match="Query condition missed key schema element: pk"):
+        parse_key_condition("#k = :h AND sk < :r", {"#k": "id"}, {":h": {"S": "c"}, ":r": {"N": "1"}}, "pk", "sk")
+    # a value missing or malformed this time: the same error as a first parse
+    with pytest.raises(ExpressionError, match="attribute value: :r"):
+        parse_key_condition("#k = :h AND sk < :r", names, {":h": {"S": "b"}}, "pk", "sk")
+    with pytest.raises(ExpressionError, match="is not a valid attribute value"):
+        parse_key_condition("#k = :h AND sk < :r", names, {":h": {"S": "b"}, ":r": {"S": "x", "N": "1"}}, "pk", "sk")
+
+
+def test_key_condition_one_value_object_under_two_placeholders() -> None:
+    """Two placeholders holding one object cannot tell which was parsed: the next request parses its own."""
+    shared = {"S": "same"}
+    parse_key_condition("pk = :b AND sk = :a", None, {":a": shared, ":b": shared}, "pk", "sk")
+    kc = parse_key_condition("pk = :b AND sk = :a", None, {":a": {"S": "ra"}, ":b": {"S": "hb"}}, "pk", "sk")
+    assert kc.hash_value == {"S": "hb"} and kc.range_values == ({"S": "ra"},)
+
+
+def test_key_condition_cache_is_bounded() -> None:
+    for i in range(expressions.KEY_SHAPES_MAX + 50):
+        parse_key_condition(f"pk = :v{i}", None, {f":v{i}": {"S": "x"}}, "pk", None)
+    assert len(expressions._key_shapes) <= expressions.KEY_SHAPES_MAX
+    kc = parse_key_condition("pk = :v3", None, {":v3": {"S": "y"}}, "pk", None)  # evicted: parsed again
+    assert kc.hash_value == {"S": "y"}
 
 
 @pytest.mark.parametrize(
