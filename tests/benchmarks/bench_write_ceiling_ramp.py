@@ -171,6 +171,8 @@ def report(records: list[dict[str, Any]], samples: list[Sample], args: argparse.
         if clean:
             best = rate
         why = ", ".join(saturation["reasons"]) if bound else "no"
+        if w["summary"]["partial"]:
+            why += " (partial: not fully observed, so it ends the clean stretch)"
         if bound:
             why += (
                 f" (late {saturation['late']}, dropped {saturation['dropped']} of which stalled "
