@@ -53,7 +53,8 @@ class Cell:
     worse: bool
     """The change goes in this metric's bad direction (said even when it has no number)."""
     test: str
-    """How significance was decided: ``quantile``, ``binomial``, ``welch-t``, ``exact`` or ``none``."""
+    """How significance was decided: ``quantile``, ``binomial``, ``welch-t``, ``mann-whitney``, ``exact`` or
+    ``none``."""
     p_value: float | None = None
     significant: bool = False
     detail: str = ""

@@ -1,9 +1,10 @@
 """The mapper-vs-raw table against a saved one: `dynlocust compare --save FILE` and `--baseline FILE`.
 
 Each operation's per-run ratios (mapper/raw medians of one run) are the replicates: a run's ratio cancels most of
-the machine's drift, since both sides run interleaved. New against baseline is tested by Welch's t-test on the
-logarithm of the ratios and reported as a factor (of geometric means) with its 95% interval and confidence; Holm's
-correction runs over the operations compared.
+the machine's drift, since both sides run interleaved. New against baseline is tested by the Mann-Whitney rank test
+(a busy machine's outlier runs would hide a real shift from a t-test) and reported as a factor (Hodges-Lehmann: the
+median of every new/base pair of runs) with its 95% interval and confidence; Holm's correction runs over the
+operations compared.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dynlocust.diff.errors import DiffError
 from dynlocust.diff.gate import DEFAULT_MAPPER_GATE, check, parse_fail_on
 from dynlocust.diff.load import COMPARE_KIND, COMPARE_VERSION, MapperSide, load_side
 from dynlocust.diff.render import Rendered, console
-from dynlocust.diff.stats import holm, log_ratio_test
+from dynlocust.diff.stats import holm, rank_ratio_test
 
 
 class RowLike(Protocol):
@@ -67,18 +68,18 @@ def mapper_cells(base: MapperSide, new: MapperSide) -> tuple[list[Cell], list[st
     cells = []
     for row in common:
         b = by_name[row.name]
-        change = log_ratio_test(b.ratios, row.ratios)
+        change = rank_ratio_test(b.ratios, row.ratios)
         confidence = "" if change.p_value is None else f", {(1 - change.p_value) * 100:.1f}% confidence"
         interval = "" if math.isnan(change.low) else f" [{change.low:.3f}-{change.high:.3f}]"
         cells.append(
             Cell(
                 row.name,
                 METRICS["ratio"],
-                statistics.geometric_mean(b.ratios),
-                statistics.geometric_mean(row.ratios),
+                statistics.median(b.ratios),
+                statistics.median(row.ratios),
                 change.ratio - 1,
                 change.ratio > 1,
-                "welch-t",
+                "mann-whitney",
                 change.p_value,
                 detail=f"x{change.ratio:.3f}{interval}{confidence}, {len(b.ratios)} vs {len(row.ratios)} runs",
             )

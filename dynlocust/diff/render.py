@@ -75,7 +75,7 @@ def _rows(r: Rendered) -> list[tuple[str, ...]]:
             value_text(c.metric, c.base),
             value_text(c.metric, c.new),
             change_text(c),
-            significance_text(c) + (f" {c.detail}" if c.detail and c.test == "welch-t" else ""),
+            significance_text(c) + (f" {c.detail}" if c.detail and c.test in ("welch-t", "mann-whitney") else ""),
         )
         for c in r.cells
     ]

@@ -15,7 +15,7 @@ import pytest
 from tests.support.runs import ROOT
 
 OPERATION = "retrieve 1000 items of one partition"
-SIDES = ("--only", OPERATION, "--runs", "15", "--repeat", "5")
+SIDES = ("--only", OPERATION, "--runs", "30", "--repeat", "5")
 
 
 def _run(module: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -30,7 +30,7 @@ def test_a_mapper_slowed_by_10_percent_is_flagged(tmp_path: Path) -> None:
     base = _run("dynlocust.cli", "compare", *SIDES, "--save", str(saved))
     assert base.returncode == 0, base.stderr[-3000:]
     document = json.loads(saved.read_text())
-    assert [r["name"] for r in document["rows"]] == [OPERATION] and len(document["rows"][0]["ratios"]) == 15
+    assert [r["name"] for r in document["rows"]] == [OPERATION] and len(document["rows"][0]["ratios"]) == 30
 
     slowed = _run("tests.support.slow_mapper", *SIDES, "--baseline", str(saved), "--fail-on", "ratio>+3%")
     assert slowed.returncode == 3, slowed.stdout[-3000:] + slowed.stderr[-3000:]

@@ -8,12 +8,14 @@ import random
 import pytest
 
 from dynlocust.diff.stats import (
+    RatioChange,
     Share,
     dispersion,
     holm,
     log_ratio_test,
     proportion_test,
     quantile_test,
+    rank_ratio_test,
     t_quantile,
     t_two_sided,
 )
@@ -157,6 +159,46 @@ def test_log_ratio_test_with_one_run_has_no_p_value() -> None:
     change = log_ratio_test([1.0], [1.2])
     assert change.p_value is None
     assert change.ratio == pytest.approx(1.2)
+
+
+@pytest.mark.parametrize(
+    ("base", "new", "p_value", "factor", "interval"),
+    [  # p-values from scipy.stats.mannwhitneyu(log new, log base, method="asymptotic"); intervals are exact Moses
+        ([1.10, 1.12, 1.09, 1.11, 1.10], [1.21, 1.23, 1.20, 1.22, 1.21], 0.01167, 1.1, (1.0804, 1.1182)),
+        ([1.0, 1.3, 0.8, 1.2, 0.9], [1.1, 1.4, 0.9, 1.3, 1.0], 0.46060, 1.1, (0.7692, 1.5556)),
+        ([1.1, 1.1, 1.2, 1.0], [1.1, 1.2, 1.2, 1.3, 1.1], 0.24087, 1.0909, (0.9167, 1.2)),  # ties across sides
+    ],
+)
+def test_rank_ratio_test_matches_reference_values(
+    base: list[float], new: list[float], p_value: float, factor: float, interval: tuple[float, float]
+) -> None:
+    change = rank_ratio_test(base, new)
+    assert change.p_value == pytest.approx(p_value, abs=1e-5)
+    assert (change.ratio, change.low, change.high) == pytest.approx((factor, *interval), abs=1e-4)
+
+
+def test_an_outlier_run_hides_a_shift_from_welch_but_not_from_ranks() -> None:
+    """The shape that failed in CI: 15 runs a side, +10%, one run of each side far out on a busy machine."""
+    steady = [1.06 * (1 + 0.02 * math.sin(i)) for i in range(15)]
+    base, new = [*steady[:-1], 1.85], [*(r * 1.10 for r in steady[:-1]), 0.84]
+    assert log_ratio_test(base, new).p_value > 0.05  # type: ignore[operator]
+    change = rank_ratio_test(base, new)
+    assert change.p_value is not None and change.p_value < 0.001
+    assert 1.05 < change.low < change.ratio < change.high < 1.15
+
+
+@pytest.mark.parametrize(
+    ("base", "new", "factor"),
+    [([1.0], [1.2], 1.2), ([1.0, 1.1], [1.2], 1.2 / math.sqrt(1.1))],  # one run on a side: a factor, no test
+)
+def test_rank_ratio_test_with_one_run_has_no_p_value(base: list[float], new: list[float], factor: float) -> None:
+    change = rank_ratio_test(base, new)
+    assert change.p_value is None and math.isnan(change.low)
+    assert change.ratio == pytest.approx(factor)
+
+
+def test_rank_ratio_test_of_identical_constant_runs_is_level() -> None:
+    assert rank_ratio_test([1.1] * 5, [1.1] * 5) == RatioChange(1.0, 1.0, 1.0, 1.0)
 
 
 @pytest.mark.parametrize(
