@@ -179,8 +179,11 @@ class ScenarioRun:
                 self.monitor.begin_window()
                 self._sleep_until(window.end)
                 usage = self.monitor.end_window()
+                # its last sends may still be parked for a user (handed or dropped within max_lateness) while
+                # nothing is in flight: closing then would call a fully run window partial
+                counts = self.pacer.window_counts(window.index)
                 grace_end = window.end + self.deadline + 0.1
-                while self.inflight[window.index] > 0 and self.clock() < grace_end:
+                while (self.inflight[window.index] > 0 or not counts.settled) and self.clock() < grace_end:
                     gevent.sleep(0.02)
                 self._close(window.index, window.phase, stats, usage)
             self._finish()

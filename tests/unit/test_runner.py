@@ -51,7 +51,10 @@ def endpoint() -> Iterator[Any]:
         server.stop()
 
 
-def run_scenario(raw: Any, limits: Limits | None = None) -> tuple[ScenarioRun, list[dict], list[dict]]:
+def run_scenario(
+    raw: Any, limits: Limits | None = None, *, users: int = 4, pause: float = 0.0
+) -> tuple[ScenarioRun, list[dict], list[dict]]:
+    """`users` greenlets take tickets; each waits `pause` seconds after a request before taking the next."""
     scenario = load_scenario_text(SCENARIO, "unit.yaml")
     if limits is not None:
         scenario = dataclasses.replace(scenario, limits=limits)
@@ -66,11 +69,12 @@ def run_scenario(raw: Any, limits: Limits | None = None) -> tuple[ScenarioRun, l
     def user() -> None:
         while (ticket := run.next_ticket()) is not None:
             run.execute(client, ticket)
+            gevent.sleep(pause)
 
-    users = [gevent.spawn(user) for _ in range(4)]
+    greenlets = [gevent.spawn(user) for _ in range(users)]
     run.start()
     run.wait(10)
-    gevent.joinall(users, timeout=5)
+    gevent.joinall(greenlets, timeout=5)
     return run, windows, done
 
 
@@ -83,6 +87,17 @@ def test_every_window_is_reported_once_with_every_request(endpoint: Any) -> None
     assert sent == done[0]["sent"] == run.sent == sum(w["pacing"]["handed"] for w in windows)
     assert sent + dropped == 200  # every scheduled send is accounted for
     assert done[0]["write_units"] > 0 and done[0]["read_units"] > 0
+
+
+def test_a_window_whose_last_sends_wait_for_a_user_is_closed_whole(endpoint: Any) -> None:
+    """One user, busy elsewhere 15 ms after each request, cannot keep 100/s: sends queue for it and nothing is in
+    flight most of the time. Each window closes once its queued sends are handed or dropped, never before: a
+    window that ran to its end is not partial."""
+    _, windows, done = run_scenario(endpoint, users=1, pause=0.015)
+    assert [w["index"] for w in windows] == [0, 1] and done[0]["abort_reason"] is None
+    assert [w["partial"] for w in windows] == [False, False], [w["pacing"] for w in windows]
+    assert all(w["pacing"]["dropped"] > 0 for w in windows)  # the user really could not keep up
+    assert sum(w["pacing"]["handed"] + w["pacing"]["dropped"] for w in windows) == 200
 
 
 def test_the_request_ceiling_stops_the_run(endpoint: Any) -> None:
