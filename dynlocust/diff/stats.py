@@ -20,6 +20,7 @@ of a diff, so "significant" holds at 5% for the whole table, not per cell.
 from __future__ import annotations
 
 import math
+import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -256,21 +257,6 @@ def log_ratio_test(base: Sequence[float], new: Sequence[float]) -> RatioChange:
     return RatioChange(math.exp(diff), math.exp(diff - half), math.exp(diff + half), t_two_sided(diff / se, df))
 
 
-def _ranks(values: Sequence[float]) -> list[float]:
-    """1-based ranks, ties sharing their mean rank."""
-    order = sorted(range(len(values)), key=values.__getitem__)
-    ranks = [0.0] * len(values)
-    start = 0
-    while start < len(order):
-        end = start
-        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
-            end += 1
-        for k in range(start, end + 1):
-            ranks[order[k]] = (start + end) / 2 + 1
-        start = end + 1
-    return ranks
-
-
 def rank_ratio_test(base: Sequence[float], new: Sequence[float]) -> RatioChange:
     """Mann-Whitney U on log values: is ``new`` shifted by a factor from ``base``, beyond the runs' spread?
 
@@ -283,12 +269,10 @@ def rank_ratio_test(base: Sequence[float], new: Sequence[float]) -> RatioChange:
     la, lb = [math.log(v) for v in base], [math.log(v) for v in new]
     n1, n2 = len(la), len(lb)
     shifts = sorted(b - a for a in la for b in lb)
-    middle = len(shifts) // 2
-    shift = shifts[middle] if len(shifts) % 2 else (shifts[middle - 1] + shifts[middle]) / 2
+    shift = statistics.median(shifts)
     if n1 < 2 or n2 < 2:
         return RatioChange(math.exp(shift), math.nan, math.nan, None)
-    ranks = _ranks(la + lb)
-    u = sum(ranks[n1:]) - n2 * (n2 + 1) / 2  # pairs where new > base (ties count half)
+    u = sum(s > 0 for s in shifts) + sum(s == 0 for s in shifts) / 2  # pairs where new > base, ties count half
     n = n1 + n2
     ties = sum(t**3 - t for t in Counter(la + lb).values())
     spread = math.sqrt(n1 * n2 / 12 * ((n + 1) - ties / (n * (n - 1))))
