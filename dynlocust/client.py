@@ -71,7 +71,6 @@ class DynamoDBClient:
         self.logical_names: Mapping[str, str] = {}
         self.last_record: RequestRecord | None = None
         self._targets: dict[tuple[str, str, str | None, int], Target] = {}
-        self._timer = gevent.Timeout(deadline)
 
     @property
     def raw(self) -> Any:
@@ -130,10 +129,7 @@ class DynamoDBClient:
             clock=self._clock,
             ticket=ticket,
             label=label,
-            timer=self._timer,
         )
-        if isinstance(error, DeadlineExceeded):  # a gevent.Timeout that has fired fires again at once if restarted
-            self._timer = gevent.Timeout(self.deadline)
         self.last_record = record
         return response, error, record
 
@@ -164,21 +160,19 @@ def measured_call(
     clock: Callable[[], float] = time.perf_counter,
     ticket: Ticket | None = None,
     label: str | None = None,
-    timer: gevent.Timeout | None = None,
 ) -> tuple[Any, BaseException | None, RequestRecord]:
     """Run `function` under a total deadline, build its `RequestRecord` and fire the request event exactly once.
 
     Every client (the raw transports, the mapper adapters) measures through here, so deadlines, outcomes, records
     and request events mean the same everywhere. The event's context carries the record under `record` (and its
-    outcome under `outcome`). `name` overrides the request name (`<operation> <logical table>`). `timer` is a
-    caller's reusable `gevent.Timeout(deadline)` (a new one costs a timer watcher per call), never one that has
-    fired; one that is already running (a call of the same client from another greenlet) is left alone. Returns
-    the result, the exception it raised (if any) and the record.
+    outcome under `outcome`). `name` overrides the request name (`<operation> <logical table>`). Each call gets
+    its own `gevent.Timeout`: a stopped libev timer restarted keeps only what was left of its time, so a reused one
+    would fire after the deadline summed over many calls. Returns the result, the exception it raised (if any) and
+    the record.
     """
     result: Any = None
     error: BaseException | None = None
-    if timer is None or timer.pending or timer.seconds != deadline:
-        timer = gevent.Timeout(deadline)
+    timer = gevent.Timeout(deadline)
     start = clock()
     timer.start()
     try:

@@ -137,7 +137,10 @@ def _fast_io(sock: Any, idle: float) -> tuple[Callable[[int], bytes], Callable[[
 
     hub = get_hub()
     raw_recv, raw_send, wait = raw.recv, raw.send, hub.wait
-    timer = hub.loop.timer(idle)  # the libev timer a gevent Timeout wraps, without the Python layer
+    # the libev timer a gevent Timeout wraps, without the Python layer. Repeating, and armed with again(): a stopped
+    # libev timer restarted with start() keeps only what was left of its time, so the idle limit would run out
+    # over the connection's summed waits, closing a busy connection under a request in flight
+    timer = hub.loop.timer(idle, idle)
     expire, expired = getcurrent().throw, TimeoutError("timed out")
 
     def recv(n: int) -> bytes:
@@ -146,7 +149,7 @@ def _fast_io(sock: Any, idle: float) -> tuple[Callable[[int], bytes], Callable[[
                 return raw_recv(n)
             except BlockingIOError:
                 pass
-            timer.start(expire, expired, update=True)
+            timer.again(expire, expired, update=True)
             try:
                 wait(read_event)
             finally:

@@ -134,6 +134,16 @@ def test_trickle_is_cut_at_the_deadline_and_the_client_stays_usable(fault_server
     assert [r["table"] for r in fault_server.requests()] == ["trickle", "ok-item"]
 
 
+def test_the_deadline_is_each_calls_not_their_sum(fault_server: FaultServer) -> None:
+    """Calls that take 0.3 s in all, each far inside a 0.1 s deadline, all succeed: every call starts its own
+    deadline (a restarted gevent Timeout would keep only what was left of it)."""
+    user, fired = make_user(fault_server.url, deadline=0.1)
+    started = time.monotonic()
+    while time.monotonic() - started < 0.3:
+        assert user.client.get_item(TableName="ok-item", Key={"pk": {"S": "a"}})["Item"] == {"pk": {"S": "a"}}
+    assert len(fired) >= 5 and not [f["exception"] for f in fired if f["exception"]], fired[-1]
+
+
 def test_stall_is_cut_by_the_read_timeout_before_the_deadline(fault_server: FaultServer) -> None:
     user, _ = make_user(fault_server.url, deadline=5.0, botocore_config=Config(read_timeout=0.5))
     started = time.monotonic()

@@ -110,6 +110,16 @@ def test_idle_connection_is_closed_after_idle_timeout(limited: ThreadedEndpoint)
         assert read_all(sock) == b""  # the server closes; without an idle timeout this read times out
 
 
+def test_the_idle_limit_counts_each_wait_not_their_sum(limited: ThreadedEndpoint) -> None:
+    """Five requests 0.3 s apart wait 1.5 s in all on one connection, three times the 0.5 s idle limit, and each
+    is answered: the limit restarts with every request (a restarted libev timer would keep only what was left)."""
+    with connect(limited) as sock:
+        for _ in range(5):
+            time.sleep(0.3)
+            sock.sendall(list_tables())
+            assert sock.recv(65536).startswith(b"HTTP/1.1 200")
+
+
 def test_slow_head_gets_408(limited: ThreadedEndpoint) -> None:
     with connect(limited) as sock:
         sock.sendall(b"POST / HTTP/1.1\r\nHost: x\r\n")  # never finished
