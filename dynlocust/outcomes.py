@@ -125,13 +125,24 @@ def classify(response: Mapping[str, Any] | None = None, exception: BaseException
     return _classify_response(response or {})
 
 
+_OK_OUTCOMES: dict[tuple[Any, int], Outcome] = {}
+"""Successes by (HTTP status, items): an `Outcome` is frozen, so each distinct one is built once and shared."""
+_MAX_OK_OUTCOMES = 1024
+
+
 def _classify_response(response: Mapping[str, Any]) -> Outcome:
     status = response.get("ResponseMetadata", {}).get("HTTPStatusCode", 200)
     unprocessed = _count_unprocessed(response)
     items = _count_items(response)
     if unprocessed:
         return Outcome(UNPROCESSED, "UnprocessedItems", status, unprocessed=unprocessed, items=items)
-    return Outcome(OK, None, status, items=items)
+    key = (status, items)
+    outcome = _OK_OUTCOMES.get(key)
+    if outcome is None:
+        outcome = Outcome(OK, None, status, items=items)
+        if len(_OK_OUTCOMES) < _MAX_OK_OUTCOMES:
+            _OK_OUTCOMES[key] = outcome
+    return outcome
 
 
 def _count_unprocessed(response: Mapping[str, Any]) -> int:

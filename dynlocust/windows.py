@@ -334,9 +334,12 @@ class WindowStats:
         if kind not in _KIND_SET:
             raise WindowError(f"window {self.index}: expected kind in {KINDS}, found {kind!r}")
         tally = self.bins[self.bin_of(at)]
-        counted = (tally,) if operation is None else (tally, tally.operations.setdefault(operation, Tally()))
-        for t in counted:
-            _count(t, at, kind, code, reasons, unprocessed, latency, latency_from_intended, read_units, write_units)
+        _count(tally, at, kind, code, reasons, unprocessed, latency, latency_from_intended, read_units, write_units)
+        if operation is not None:
+            sub = tally.operations.get(operation)
+            if sub is None:  # not setdefault: that would build a Tally for every request
+                sub = tally.operations[operation] = Tally()
+            _count(sub, at, kind, code, reasons, unprocessed, latency, latency_from_intended, read_units, write_units)
 
     def apply_pacing(self, counts: PacingCounts) -> None:
         """Take this worker's pacer counters for the window (call once, when the window is over).

@@ -5,11 +5,15 @@ attribute, as a load test writes them), GetItem and Query of keys already writte
 CPU (psutil: the server process's user + system time over the measured requests), so load from other processes on a
 busy machine distorts it less than throughput would.
 
-Part 2, growth: the table is filled (BatchWriteItem) to each size in `--sizes` (default 10^4, 10^5, 10^6 items)
-and at each size the server's CPU per request is measured (the cheapest of `--repeats` cells) for fresh-key PutItem,
+Part 2, growth: the table is filled (BatchWriteItem) to each size in `--sizes` (default 10^4, 10^5, 10^6 items) and
+at each size the server's CPU per request is measured (the cheapest of `--repeats` cells) for fresh-key PutItem,
 GetItem, Query, one Scan page (Limit 100, resuming from the last page's LastEvaluatedKey) and one Scan page
 interleaved with one fresh PutItem (new partitions between pages); with the bytes of server memory (RSS growth) per
-stored item. The last lines give each operation's largest / smallest cost over the sizes (target: within 1.2).
+stored item. Each cell alternates with the same cell on a reference endpoint restarted at every size and filled to
+the smallest size (the items a cell's puts added are deleted after it, so every cell starts at its size): on a
+shared 2-core machine the same cell's cost moves by 30% from one minute to the next, so growth is read from the
+median ratio of the pairs, measured side by side. The last lines give each operation's largest / smallest cost over
+the sizes (target: within 1.2), relative to the reference and absolute.
 
 The client is this process: gevent greenlets on raw keep-alive sockets sending unsigned requests (neither server
 verifies signatures), built on the fly.
@@ -26,6 +30,7 @@ monkey.patch_all()
 import argparse  # noqa: E402
 import os  # noqa: E402
 import random  # noqa: E402
+import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 import uuid  # noqa: E402
@@ -176,6 +181,23 @@ def fill(server: Server, target: int, clients: int) -> None:
     gevent.joinall([gevent.spawn(worker) for _ in range(clients)], raise_error=True)
 
 
+def trim(server: Server, target: int, clients: int) -> None:
+    """Delete the items written after the first `target` keys (BatchWriteItem), so the next cell starts at its size."""
+    extra = server.keys[target:]
+    del server.keys[target:]
+    batches: Iterator[list[str]] = iter([extra[i : i + 25] for i in range(0, len(extra), 25)])
+
+    def worker() -> None:
+        conn = Conn(server.port)
+        for keys in batches:
+            requests = [{"DeleteRequest": {"Key": {"pk": {"S": k}}}} for k in keys]
+            status, body = server.call(conn, "BatchWriteItem", {"RequestItems": {TABLE: requests}})
+            if status != 200 or orjson.loads(body).get("UnprocessedItems"):
+                raise SystemExit(f"{server.name}: BatchWriteItem failed while trimming: {status} {body[:200]!r}")
+
+    gevent.joinall([gevent.spawn(worker) for _ in range(clients)], raise_error=True)
+
+
 def versus_moto(ours: Server, args: argparse.Namespace) -> None:
     moto, moto_port = start_moto()
     try:
@@ -202,33 +224,58 @@ def versus_moto(ours: Server, args: argparse.Namespace) -> None:
 def growth(ours: Server, args: argparse.Namespace) -> None:
     sizes = sorted(int(s) for s in args.sizes.split(","))
     print(f"\n== cost as the table grows: server CPU us per call ({args.seconds:g} s per cell) ==")
-    print(f"{'items':>9}{'MB RSS':>8}{'B/item':>8}" + "".join(f"{op:>21}" for op in GROWTH_OPS))
+    print(
+        f"each cell alternates with the same cell on a reference endpoint holding {sizes[0]:,} items, restarted at"
+        "\nevery size; 'x ref' is the median ratio of the pairs (the cost: the least disturbed cell), which a"
+        "\nmachine's changing speed moves much less than the costs themselves"
+    )
+    print(f"{'items':>9}{'MB RSS':>8}{'B/item':>8}" + "".join(f"{op:>26}" for op in GROWTH_OPS))
     base_rss = ours.proc.memory_info().rss  # items stored from here on are what the growth adds
     base_items = len(ours.keys)
-    costs: dict[str, list[float]] = {op: [] for op in GROWTH_OPS}
+    relative: dict[str, list[float]] = {op: [] for op in GROWTH_OPS}
+    absolute: dict[str, list[float]] = {op: [] for op in GROWTH_OPS}
     for size in sizes:
         fill(ours, size, args.clients)
         rss = ours.proc.memory_info().rss
         per_item = (rss - base_rss) / max(1, len(ours.keys) - base_items)
-        cells = []
-        for op in GROWTH_OPS:
-            # the least disturbed of `repeats` cells: on a busy machine, other processes only ever add cost
-            result = min(
-                (measure(ours, op, args.seconds, args.clients) for _ in range(args.repeats)), key=lambda r: r["cpu_us"]
-            )
-            costs[op].append(result["cpu_us"])
-            cells.append(f"{result['cpu_us']:>13.0f} ({result['calls']:>5})")
-        print(f"{len(ours.keys):>9}{rss / 2**20:>8.0f}{per_item:>8.0f}" + "".join(f"{c:>21}" for c in cells))
-    print("largest / smallest cost over the sizes (target <= 1.20):")
-    for op, values in costs.items():
-        print(f"  {op:<22}{max(values) / min(values):.2f}")
+        items = len(ours.keys)
+        reference_endpoint = LocalEndpoint(capacity=False).start()
+        try:
+            assert reference_endpoint.pid is not None
+            reference = Server("reference", reference_endpoint.port, reference_endpoint.pid)
+            reference.create_table()
+            fill(reference, sizes[0], args.clients)
+            cells = []
+            for op in GROWTH_OPS:
+                # a pair of cells back to back shares the machine's mood: the median of the pairs' ratios, and the
+                # least disturbed absolute cost (other processes only ever add cost)
+                ratios, big, calls = [], float("inf"), 0
+                for _ in range(args.repeats):
+                    ref = measure(reference, op, args.seconds, args.clients)["cpu_us"]
+                    result = measure(ours, op, args.seconds, args.clients)
+                    trim(reference, sizes[0], args.clients)  # puts grow a table: each cell starts at its size
+                    trim(ours, size, args.clients)
+                    ratios.append(result["cpu_us"] / ref)
+                    if result["cpu_us"] < big:
+                        big, calls = result["cpu_us"], result["calls"]
+                ratio = statistics.median(ratios)
+                absolute[op].append(big)
+                relative[op].append(ratio)
+                cells.append(f"{big:>7.0f} ({calls:>5}) {ratio:>5.2f}x ref")
+        finally:
+            reference_endpoint.stop()
+        print(f"{items:>9}{rss / 2**20:>8.0f}{per_item:>8.0f}" + "".join(f"{c:>26}" for c in cells))
+    print("largest / smallest cost over the sizes (target <= 1.20): relative to the reference, and absolute")
+    for op in GROWTH_OPS:
+        rel, ab = relative[op], absolute[op]
+        print(f"  {op:<22}{max(rel) / min(rel):>6.2f}{max(ab) / min(ab):>8.2f}")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=3.0, help="length of one measured cell")
     ap.add_argument("--clients", type=int, default=20)
-    ap.add_argument("--repeats", type=int, default=3, help="growth cells measured this many times; the cheapest kept")
+    ap.add_argument("--repeats", type=int, default=5, help="growth cells measured this many times, each paired")
     ap.add_argument("--sizes", default="10000,100000,1000000", help="table sizes for the growth part")
     ap.add_argument("--no-moto", action="store_true", help="skip the comparison with moto's server")
     ap.add_argument("--no-growth", action="store_true", help="skip the growth part")
