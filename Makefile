@@ -6,14 +6,14 @@ STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint install clean
+.PHONY: demo test test-quick lint docs install clean
 
-# Everything: the package with the dev, report and pynamodb extras (what tests and lint need) and bench (the
-# benchmarks' own dependencies).
+# Everything: the package with the dev, docs, report and pynamodb extras (what tests, lint and the documentation site
+# need) and bench (the benchmarks' own dependencies).
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev,report,pynamodb,bench]'
+	$(BIN)/python -m pip install -q -e '.[dev,docs,report,pynamodb,bench]'
 	touch $(STAMP)
 
 # Only what the demo needs: the package's dependencies and its report extra's, read from pyproject.toml, and the
@@ -44,8 +44,17 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 
-test: lint
+# The documentation site, built strictly (a broken link, a missing page or a docstring mkdocstrings cannot read fails)
+# into site/ (gitignored). Not --quiet: it hides the warnings, and then --strict passes them.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
+test: lint docs
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# Lint and every test not marked `slow` (real processes running tens of seconds): a few minutes, for each change.
+test-quick: lint
+	$(BIN)/python -m pytest -m 'not slow' $(PYTEST_ARGS)
+
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache results
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache results site

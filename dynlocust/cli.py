@@ -1,8 +1,9 @@
-"""`dynlocust run | local | validate | report | compare | diff | ecs | scenarios | init`: the command line.
+"""`dynlocust run | ui | local | validate | report | compare | diff | ecs | k8s | scenarios | init`: the command line.
 
 `run` is Locust itself, pointed at dynlocust's scenario locustfile, so `dynlocust run FILE` and
 `locust -f locustfiles/scenario.py --scenario FILE --headless` are the same run; any further arguments pass through to
-Locust. Errors the user can fix are printed as one paragraph with exit code 2, never as a traceback.
+Locust. Errors the user can fix are printed as one paragraph with exit code 2, never as a traceback; every way a
+command ends prints its `exit code N: meaning` line last (`dynlocust.exit_codes.say`).
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 from dynlocust.errors import ConfigurationError, DynlocustError
 
 if TYPE_CHECKING:
-    from dynlocust.settings import Settings
+    from dynlocust.plugin.settings import Settings
 
-SCENARIO_LOCUSTFILE = Path(__file__).with_name("locustfile.py")
+SCENARIO_LOCUSTFILE = Path(__file__).parent / "plugin" / "locustfile.py"
 
 
 class _Options:
-    """Registers dynlocust's Locust options (`dynlocust.settings`) on an argparse group too, for `run`'s and
+    """Registers dynlocust's Locust options (`dynlocust.plugin.settings`) on an argparse group too, for `run`'s and
     `validate`'s help and early checks. Each help names its DYNLOCUST_* variable; an option not given stays out of
     the namespace (SUPPRESS), so only what the user typed is passed on to Locust, which reads the variables itself.
     """
@@ -66,7 +67,7 @@ class _Options:
 
 def _settings(args: argparse.Namespace) -> Settings:
     """dynlocust's options validated now, before anything starts (one line and exit 2 on a bad one)."""
-    from dynlocust import settings
+    from dynlocust.plugin import settings
 
     return settings.from_options(args.options.values(args))
 
@@ -75,10 +76,34 @@ def _run(args: argparse.Namespace, passthrough: list[str]) -> int:
     try:
         return _run_locust(args, passthrough)
     except KeyboardInterrupt:  # before Locust's init routed interrupts (later ones shut down through `quitting`)
-        from dynlocust.coordination import EXIT_ABORTED
+        from dynlocust.exit_codes import ExitCode
 
         print("dynlocust: interrupted before the run began; no table was created", file=sys.stderr)
-        return EXIT_ABORTED
+        return ExitCode.ABORTED
+
+
+def _ui(args: argparse.Namespace, passthrough: list[str]) -> int:
+    """Locust's web UI on the scenario locustfile inside the package: works wherever the package is installed."""
+    from dynlocust.scenario import scale
+    from dynlocust.scenario.catalog import resolve
+
+    args.scenario = resolve(args.scenario)
+    settings = _settings(args)
+    scale.load(args.scenario, settings.scaling)  # fail early, before Locust starts
+    web_host = (
+        []
+        if any(a == "--web-host" or a.startswith("--web-host=") for a in passthrough)
+        else ["--web-host", "127.0.0.1"]
+    )
+    sys.argv = ["locust", "-f", str(SCENARIO_LOCUSTFILE), "--scenario", args.scenario, *web_host,
+                *(["--host", args.host] if args.host else []), *args.options.argv(args), *passthrough]  # fmt: skip
+    from locust import main as locust_main
+
+    try:
+        locust_main.main()
+    except SystemExit as exit_:
+        return int(exit_.code or 0)
+    return 0
 
 
 def _run_locust(args: argparse.Namespace, passthrough: list[str]) -> int:
@@ -93,7 +118,7 @@ def _run_locust(args: argparse.Namespace, passthrough: list[str]) -> int:
     if not settings.scaling.is_identity:
         print(f"dynlocust: {scenario.name} scaled ({settings.scaling.describe()})", flush=True)
     if args.baseline:  # so is a bad baseline or gate
-        from dynlocust.diff import cli as diff_cli
+        from dynlocust.observe.diff import cli as diff_cli
 
         baseline, passthrough, new_results = diff_cli.prepare_run(args, passthrough, settings)
     argv = [
@@ -133,27 +158,33 @@ def _local(args: argparse.Namespace, passthrough: list[str]) -> int:
 
 
 def _report(args: argparse.Namespace, passthrough: list[str]) -> int:
-    from dynlocust.report.build import main as report_main
+    from dynlocust.observe.report.build import main as report_main
 
     return report_main(passthrough)
 
 
 def _compare(args: argparse.Namespace, passthrough: list[str]) -> int:
-    from dynlocust.mapper.compare import main as compare_main
+    from dynlocust.plugin.compare import main as compare_main
 
     return compare_main(passthrough)
 
 
 def _diff(args: argparse.Namespace, passthrough: list[str]) -> int:
-    from dynlocust.diff.cli import main as diff_main
+    from dynlocust.observe.diff.cli import main as diff_main
 
     return diff_main(passthrough)
 
 
 def _ecs(args: argparse.Namespace, passthrough: list[str]) -> int:
-    from dynlocust.deploy.ecs import main as ecs_main
+    from dynlocust.fleet.ecs import main as ecs_main
 
     return ecs_main(passthrough)
+
+
+def _k8s(args: argparse.Namespace, passthrough: list[str]) -> int:
+    from dynlocust.fleet.kubernetes import main as k8s_main
+
+    return k8s_main(passthrough)
 
 
 def _validate(args: argparse.Namespace, passthrough: list[str]) -> int:
@@ -191,8 +222,37 @@ def _init(args: argparse.Namespace, passthrough: list[str]) -> int:
     return 0
 
 
+def _cleanup(args: argparse.Namespace, passthrough: list[str]) -> int:
+    """List the tables tagged with the run id, ask (unless --yes), delete them."""
+    from dynlocust.plugin import settings
+    from dynlocust.request.transport.boto3 import make_client, validate_endpoint
+    from dynlocust.run.cleanup import delete_tables, tables_of_run
+
+    region = args.region or os.environ.get("DYNLOCUST_REGION")
+    chosen = settings.from_options(argparse.Namespace(run_id=args.run_id, region=region))
+    if args.host:
+        validate_endpoint(args.host)
+    client = make_client(args.host, region=chosen.region, connect_timeout=5.0, read_timeout=10.0, pool_size=1)
+    names = tables_of_run(client, chosen.run_id)
+    if not names:
+        print(f"dynlocust cleanup: no table is tagged with run id {chosen.run_id}; nothing to delete")
+        return 0
+    print(f"tables of run {chosen.run_id}: {', '.join(names)}")
+    if not args.yes:
+        try:
+            answer = input(f"delete these {len(names)} tables? [y/N] ")
+        except EOFError:
+            answer = ""
+        if answer.strip().lower() not in ("y", "yes"):
+            print("dynlocust cleanup: nothing deleted")
+            return 0
+    deleted = delete_tables(client, names)
+    print(f"deleted {len(deleted)} tables: {', '.join(deleted)}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
-    from dynlocust.settings import add_arguments, add_scaling_arguments
+    from dynlocust.plugin.settings import add_arguments, add_scaling_arguments
 
     parser = argparse.ArgumentParser(prog="dynlocust", description="Load-test DynamoDB with Locust.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -220,6 +280,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_arguments(options)
     run.set_defaults(handler=_run, options=options)
+    ui = commands.add_parser(
+        "ui",
+        help="run a scenario from Locust's web UI on 127.0.0.1 (further arguments go to Locust)",
+        usage="dynlocust ui SCENARIO [dynlocust options] [Locust options]",
+        description="Serve Locust's web UI for a scenario (on 127.0.0.1:8089 unless --web-host/--web-port say "
+        "otherwise); each Start is a run, each run ends with its report. Arguments after the scenario go to Locust.",
+    )
+    ui.add_argument("scenario", help="scenario YAML file, or the name of a shipped one (see `dynlocust scenarios`)")
+    ui.add_argument("--host", default="", help="DynamoDB endpoint URL (default: the scenario's target)")
+    ui_options = _Options(ui.add_argument_group("dynlocust options", "As for `dynlocust run`."), skip=("--scenario",))
+    add_arguments(ui_options)
+    ui.set_defaults(handler=_ui, options=ui_options)
     local = commands.add_parser("local", help="serve the local DynamoDB-compatible endpoint", add_help=False)
     local.set_defaults(handler=_local)
     report = commands.add_parser(
@@ -231,13 +303,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     compare.set_defaults(handler=_compare)
     diff = commands.add_parser(
-        "diff", help="compare two runs or two compare tables; exit 3 on a significant regression", add_help=False
+        "diff", help="compare two runs or two compare tables; exit 6 on a significant regression", add_help=False
     )
     diff.set_defaults(handler=_diff)
     ecs = commands.add_parser(
         "ecs", help="run a scenario on ECS Fargate (master + N workers), then tear down", add_help=False
     )
     ecs.set_defaults(handler=_ecs)
+    k8s = commands.add_parser("k8s", help="render a scenario's fleet as Kubernetes manifests", add_help=False)
+    k8s.set_defaults(handler=_k8s)
     validate = commands.add_parser("validate", help="check scenario files and summarise them")
     validate.add_argument("files", nargs="+", help="scenario YAML files, or names of shipped ones")
     scaling = _Options(validate.add_argument_group("scaling (as for `dynlocust run`)"))
@@ -245,6 +319,12 @@ def build_parser() -> argparse.ArgumentParser:
     validate.set_defaults(handler=_validate, options=scaling)
     scenarios = commands.add_parser("scenarios", help="list the shipped scenarios (run one with `dynlocust run NAME`)")
     scenarios.set_defaults(handler=_scenarios)
+    cleanup = commands.add_parser("cleanup", help="delete a run's leftover tables (those tagged with its run id)")
+    cleanup.add_argument("--run-id", required=True, help="the run whose tables to delete")
+    cleanup.add_argument("--host", default=None, help="DynamoDB endpoint URL (default: AWS's, for --region)")
+    cleanup.add_argument("--region", default=None, help="AWS region (default us-east-1, or DYNLOCUST_REGION)")
+    cleanup.add_argument("--yes", action="store_true", help="delete without asking")
+    cleanup.set_defaults(handler=_cleanup)
     init = commands.add_parser("init", help="write a starter project: locustfile, scenario, locust.conf, README")
     init.add_argument("directory", nargs="?", default=".", help="where to write it (default: here)")
     init.add_argument("--force", action="store_true", help="overwrite files that already exist")
@@ -253,17 +333,39 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Every way the command ends, ending with its `exit code N: meaning` line (on stderr, so stdout stays the
+    command's output: manifests, Markdown). A run's epilogue says it first; the line is added here only when none
+    was said or the code changed since (a run's diff). `--help` ran nothing and has no line."""
+    from dynlocust.exit_codes import ExitCode, last_said, say
+
+    pid = os.getpid()
+    try:
+        code = _dispatch(argv)
+    except SystemExit as exit_:  # argparse's usage errors and --help, ours or a subcommand's
+        if exit_.code in (0, None):
+            return 0
+        code = exit_.code if isinstance(exit_.code, int) else ExitCode.FAILED
+    except KeyboardInterrupt:
+        code = ExitCode.ABORTED
+    if last_said() != code and os.getpid() == pid:  # a child forked by `--processes` is not the command
+        say(code, sys.stderr)
+    return int(code)
+
+
+def _dispatch(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args, passthrough = parser.parse_known_args(argv)
-    if passthrough and args.command in ("validate", "scenarios", "init"):
+    if args.command in ("run", "ui"):  # a SIGTERM from now on exits 4, not 143 (Locust's handler comes later)
+        from dynlocust.plugin import lifeline
+
+        lifeline.install_early()
+    if passthrough and args.command in ("validate", "scenarios", "init", "cleanup"):
         parser.error(f"unrecognized arguments: {' '.join(passthrough)}")
     try:
         return int(args.handler(args, passthrough))
     except DynlocustError as exc:
         print(f"dynlocust: error: {exc}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        return 130
 
 
 if __name__ == "__main__":

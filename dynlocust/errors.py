@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dynlocust.exit_codes import ExitCode
+
 
 class DynlocustError(Exception):
     """Base of every error dynlocust raises on purpose; the CLI prints it without a traceback (exit code 2)."""
 
-    exit_code = 2
+    exit_code: int = ExitCode.BAD_INPUT
 
 
 class ConfigurationError(DynlocustError):

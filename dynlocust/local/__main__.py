@@ -1,13 +1,15 @@
-"""`python -m dynlocust.local`: serve the local DynamoDB-compatible endpoint until SIGINT/SIGTERM."""
+"""`python -m dynlocust.local`: serve the local DynamoDB-compatible endpoint until SIGINT/SIGTERM (or, with
+`--exit-with-parent`, until its parent has gone)."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
+from dynlocust.dynamodb import JSON_CONTENT_TYPE
 from dynlocust.errors import DynlocustError
 from dynlocust.local.config import LocalConfig
 
@@ -67,7 +69,7 @@ def _table_spec(text: str) -> tuple[str, ...]:
 
 
 def create_tables(server: Any, specs: Sequence[tuple[str, ...]]) -> None:
-    """Create each ``--table`` through the endpoint's own CreateTable, before it listens (so unsigned even with
+    """Create each `--table` through the endpoint's own CreateTable, before it listens (so unsigned even with
     --verify-signatures: no client is connected yet); a refused one is a `DynlocustError` naming the option."""
     import orjson
 
@@ -84,7 +86,7 @@ def create_tables(server: Any, specs: Sequence[tuple[str, ...]]) -> None:
                     {"AttributeName": k, "KeyType": t} for k, t in zip(keys, ("HASH", "RANGE"), strict=False)
                 ],
             }
-            headers = {"x-amz-target": f"{TARGET_PREFIX}CreateTable", "content-type": "application/x-amz-json-1.0"}
+            headers = {"x-amz-target": f"{TARGET_PREFIX}CreateTable", "content-type": JSON_CONTENT_TYPE}
             response = server.handle_request("POST", "/", headers, orjson.dumps(request))
             head, _, body = response.partition(b"\r\n\r\n")
             if not head.startswith(b"HTTP/1.1 200"):
@@ -114,6 +116,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--time-scale", type=_positive, help="speed up capacity time (burst, growth) (default 1)")
     p.add_argument("--latency-model", action="store_true", help="add in-region-like latency (p50 ~4.5 ms)")
     p.add_argument("--ready-file", help="write the bound URL to this file once listening")
+    p.add_argument(
+        "--exit-with-parent",
+        action="store_true",
+        help="stop when stdin reaches its end (its parent holds the other end of a pipe: the endpoint then stops "
+        "when its parent does, however the parent ends, also from a session of its own)",
+    )
     p.add_argument(
         "--table",
         action="append",
@@ -190,6 +198,11 @@ def config_from_args(args: argparse.Namespace) -> LocalConfig:
     )
 
 
+def _say(text: str) -> None:
+    """One line on the endpoint's console (a scaling floor's notice), flushed: the embedded endpoint logs it."""
+    print(f"dynlocust local: {text}", flush=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -205,7 +218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from dynlocust.local.server import LocalServer, build_capacity
     from dynlocust.local.store import freeze_after_full_collections
 
-    server = LocalServer(config, capacity=build_capacity(config))
+    server = LocalServer(config, capacity=build_capacity(config, notify=_say))
     try:
         create_tables(server, args.table)
     except DynlocustError as exc:
@@ -234,9 +247,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     stop = Event()
     gevent.signal_handler(signal.SIGINT, stop.set)
     gevent.signal_handler(signal.SIGTERM, stop.set)
+    if args.exit_with_parent:
+        gevent.spawn(_until_end_of_input, sys.stdin.fileno(), stop.set)
     stop.wait()
     server.stop()
     return 0
+
+
+def _until_end_of_input(fd: int, then: Callable[[], None]) -> None:
+    """Read `fd` until its end (its writer has closed it or exited), then call `then`."""
+    from gevent.os import make_nonblocking, nb_read
+
+    make_nonblocking(fd)
+    while nb_read(fd, 4096):
+        pass
+    _say("stdin closed (--exit-with-parent): the parent has gone, stopping")
+    then()
 
 
 if __name__ == "__main__":

@@ -1,14 +1,16 @@
 """Attribute-value helpers for the local endpoint: equality, ordering, number arithmetic and item size.
 
-Values are in DynamoDB wire format (``{"S": "a"}``, ``{"N": "1.5"}``, ``{"B": "<base64>"}`` ...). These helpers are
+Values are in DynamoDB wire format (`{"S": "a"}`, `{"N": "1.5"}`, `{"B": "<base64>"}` ...). These helpers are
 on the hot path of every condition, filter and key lookup, so they avoid building intermediate objects.
 """
 
 from __future__ import annotations
 
 import base64
+import binascii
 import decimal
 import re
+import string
 from decimal import Decimal
 from typing import Any, NoReturn
 
@@ -260,7 +262,8 @@ def check_value(av: Any, level: int = 1) -> None:
     On every request's path: the common cases (one S or N) are tested first, with no call beyond this one.
     """
     if av.__class__ is not dict or len(av) != 1:
-        _refuse_shape(av)
+        _refuse_shape(av, level)
+        return
     for t, v in av.items():
         if t == "S":
             if v.__class__ is not str:
@@ -268,11 +271,11 @@ def check_value(av: Any, level: int = 1) -> None:
         elif t == "N":
             if v.__class__ is not str:
                 _refuse_member(t, v)
-            if len(v) <= _MAX_DIGITS and v.isdigit() and v.isascii():
-                continue  # a plain integer of at most 38 digits: well formed and in range, the common case
+            if len(v) <= _MAX_DIGITS and v.isdigit() and v.isascii() and (v[0] != "0" or len(v) == 1):
+                continue  # a plain integer of at most 38 digits, no leading zero: canonical already, the common case
             if len(v) > 2 * _MAX_DIGITS or _NUMBER_RE.fullmatch(v) is None:
                 check_number_text(v)
-            _check_number_range(v)
+            av["N"] = canonical_number(v)
         elif t == "M" or t == "L":
             if v.__class__ is not (dict if t == "M" else list):
                 _refuse_member(t, v)
@@ -289,27 +292,35 @@ def check_value(av: Any, level: int = 1) -> None:
                     raise errors.wrong_json_type(x, _SET_SHAPES[t])
                 if t == "NS":
                     check_number_text(x)
+                elif t == "BS":
+                    check_base64(x)
             if not v:
                 raise errors.validation(INVALID_VALUES + _EMPTY_SET[t])
-            if len(set(v)) != len(v):
+            members = [canonical_number(x) for x in v] if t == "NS" else v  # 1 and 1.0 are one member
+            if len(set(members)) != len(members):
                 raise errors.validation(f"{INVALID_VALUES}Input collection [{', '.join(v)}] contains duplicates.")
             if t == "NS":
-                for x in v:
-                    _check_number_range(x)
-        elif t == "B" or t == "BOOL" or t == "NULL":
-            if v.__class__ is not (str if t == "B" else bool):
+                av["NS"] = members
+        elif t == "B":
+            if v.__class__ is not str:
+                _refuse_member(t, v)
+            check_base64(v)
+        elif t == "BOOL" or t == "NULL":
+            if v.__class__ is not bool:
                 _refuse_member(t, v)
             if t == "NULL" and not v:
                 raise errors.validation(_NULL_MESSAGE)
         else:
-            raise errors.serialization(f"Unexpected field type: {t}")
+            _refuse_shape(av, level)  # a member the model does not define ({"dog": "cat"}): the service ignores it
 
 
-def _check_number_range(text: str) -> None:
-    """A number the service would store: at most 38 significant digits, magnitude within 1E-130 .. 9.99E+125."""
+def canonical_number(text: str) -> str:
+    """The number as the service stores and returns it (`007` -> `7`, `1e3` -> `1000`, `.5` -> `0.5`), refused
+    unless it has at most 38 significant digits and a magnitude within 1E-130 .. 9.99E+125 (`text` is well formed:
+    check_number_text)."""
     d = Decimal(text)
     if d.is_zero():
-        return
+        return "0"
     significant = "".join(map(str, d.as_tuple().digits)).strip("0")
     if len(significant) > _MAX_DIGITS:
         raise errors.validation("Attempting to store more than 38 significant digits in a Number")
@@ -322,12 +333,48 @@ def _check_number_range(text: str) -> None:
         raise errors.validation(
             "Number underflow. Attempting to store a number with magnitude smaller than supported range"
         )
+    return format(d.normalize(NUMBER_CONTEXT), "f")
 
 
-def _refuse_shape(av: Any) -> NoReturn:
+_BASE64_ALPHABET = frozenset(string.ascii_letters + string.digits + "+/=")
+
+
+def check_base64(v: str) -> None:
+    """Refuse a B or BS member that is not canonical base64, with the service's SerializationException.
+
+    Why here: a value is decoded later, in comparisons and sizes; one that cannot be decoded must never get that
+    far. Canonical means a length that is a multiple of 4, only the base64 alphabet, padding only at the end, and
+    no bits set past the data in the last character (the service refuses `+/+=`).
+    """
+    try:
+        if len(v) % 4 == 0 and base64.b64encode(base64.b64decode(v, validate=True)) == v.encode("ascii"):
+            return
+    except (ValueError, binascii.Error):
+        pass
+    shown = f"'{v}' can not be converted to a Blob: "
+    if len(v) % 4:
+        raise errors.serialization(
+            f"{shown}Base64 encoded length is expected a multiple of 4 bytes but found: {len(v)}"
+        )
+    for i, c in enumerate(v):
+        if c not in _BASE64_ALPHABET or (c == "=" and v[i + 1 : i + 2] not in ("", "=")):
+            raise errors.serialization(f"{shown}Invalid Base64 character: '{c}'")
+    # the service's wording, misspelling included (as recorded against it by dynalite's tests)
+    raise errors.serialization(f"{shown}Invalid last non-pad Base64 character dectected")
+
+
+def _refuse_shape(av: Any, level: int = 1) -> None:
+    """An attribute value that is not exactly one member: members the model does not define are ignored, as the
+    service's deserializer ignores them (`{"dog": "cat"}` is an empty value, as dynalite's tests record it)."""
     if av.__class__ is not dict:
         raise errors.wrong_json_type(av, "structure")
-    if not av:
+    unknown = [t for t in av if t not in _MEMBER_SHAPES]
+    if unknown and len(av) - len(unknown) == 1:
+        for t in unknown:
+            del av[t]
+        check_value(av, level)
+        return
+    if len(av) == len(unknown):
         raise errors.validation(EMPTY_MESSAGE)
     raise errors.validation(
         "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes"

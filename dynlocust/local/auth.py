@@ -3,8 +3,8 @@
 What is checked, beyond the signature itself: the payload hash is always computed from the body received (an
 `x-amz-content-sha256` header cannot stand in for it); `X-Amz-Date` is within 5 minutes of now, either way;
 `host` and, when sent, `x-amz-target` are among the signed headers, so a signed request cannot be re-pointed at
-another operation; the credential scope names the request's date, a well-formed region (the one in the Host
-name when it names one), the `dynamodb` service and `aws4_request`.
+another operation; the credential scope names the request's date, the region (the one in the Host name when it
+names one, else the endpoint's --region), the `dynamodb` service and `aws4_request`.
 
 Why a cache: the derived signing key depends only on (secret, date, region, service), so it is computed once per
 day per key instead of four HMACs per request.
@@ -20,9 +20,10 @@ import time
 from collections.abc import Callable, Mapping
 from urllib.parse import quote
 
+from dynlocust.dynamodb import SIGV4_ALGORITHM, SIGV4_TERMINATOR, derive_signing_key
 from dynlocust.local.errors import CORAL_PREFIX, ServiceError
 
-ALGORITHM = "AWS4-HMAC-SHA256"
+ALGORITHM = SIGV4_ALGORITHM
 SIGNATURE_MISMATCH = (
     "The request signature we calculated does not match the signature you provided. Check your AWS Secret "
     "Access Key and signing method. Consult the service documentation for details."
@@ -30,7 +31,7 @@ SIGNATURE_MISMATCH = (
 
 
 SERVICE = "dynamodb"
-TERMINATOR = "aws4_request"
+TERMINATOR = SIGV4_TERMINATOR
 #: The service refuses a request signed more than 5 minutes before or after its own clock.
 CLOCK_SKEW_SECONDS = 5 * 60
 _AMZ_DATE_RE = re.compile(r"[0-9]{8}T[0-9]{6}Z")
@@ -56,8 +57,11 @@ def stamp_seconds(stamp: str) -> int:
 class SigV4Verifier:
     """Checks `Authorization: AWS4-HMAC-SHA256 ...` headers against a map of access key id -> secret."""
 
-    def __init__(self, credentials: Mapping[str, str], clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, credentials: Mapping[str, str], clock: Callable[[], float] = time.time, region: str = "us-east-1"
+    ) -> None:
         self._credentials = dict(credentials)
+        self._region = region  # the endpoint's own (--region): the scope's region when the Host names none
         self._keys: dict[tuple[str, str, str, str], bytes] = {}
         self._clock = clock
         self._stamp: tuple[str, int] = ("", 0)  # the last X-Amz-Date seen and its seconds: clients send one per second
@@ -69,10 +73,7 @@ class SigV4Verifier:
         ck = (secret, date, region, service)
         key = self._keys.get(ck)
         if key is None:
-            k = hmac.new(("AWS4" + secret).encode(), date.encode(), hashlib.sha256).digest()
-            k = hmac.new(k, region.encode(), hashlib.sha256).digest()
-            k = hmac.new(k, service.encode(), hashlib.sha256).digest()
-            key = hmac.new(k, b"aws4_request", hashlib.sha256).digest()
+            key = derive_signing_key(secret, date, region, service)
             if len(self._keys) > 1024:
                 self._keys.clear()
             self._keys[ck] = key
@@ -104,7 +105,7 @@ class SigV4Verifier:
             raise _err("UnrecognizedClientException", "The security token included in the request is invalid.")
         amz_date = headers.get("x-amz-date", "")
         self._check_date(amz_date)
-        self._check_scope(date, region, service, terminal, amz_date, headers.get("host", ""))
+        self._check_scope(date, region, service, terminal, amz_date, headers.get("host", ""), self._region)
         names = signed_headers.split(";")
         for required in ("host", "x-amz-target"):
             if required not in names and (required == "host" or required in headers):
@@ -149,8 +150,12 @@ class SigV4Verifier:
             )
 
     @staticmethod
-    def _check_scope(date: str, region: str, service: str, terminal: str, amz_date: str, host: str) -> None:
-        """The credential scope must name the request's own date, region and service."""
+    def _check_scope(
+        date: str, region: str, service: str, terminal: str, amz_date: str, host: str, own_region: str
+    ) -> None:
+        """The credential scope must name the request's own date, region and service: the region the Host names
+        (dynamodb.REGION.amazonaws.com), else the endpoint's own, as a regional endpoint of the service refuses a
+        request signed for another region."""
         if date != amz_date[:8]:
             raise _err(
                 "InvalidSignatureException",
@@ -158,7 +163,8 @@ class SigV4Verifier:
                 f"'{date}' != '{amz_date[:8]}', from '{amz_date}'.",
             )
         host_region = _HOST_REGION_RE.fullmatch(host.lower())
-        if not _REGION_RE.fullmatch(region) or (host_region is not None and host_region.group(1) != region):
+        expected = host_region.group(1) if host_region is not None else own_region
+        if not _REGION_RE.fullmatch(region) or region != expected:
             raise _err("InvalidSignatureException", "Credential should be scoped to a valid region. ")
         if service != SERVICE:
             raise _err("InvalidSignatureException", f"Credential should be scoped to correct service: '{SERVICE}'. ")

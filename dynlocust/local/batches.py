@@ -6,17 +6,19 @@ Every item of a request is checked and planned before any is applied; a transact
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import orjson
 
+from dynlocust.dynamodb import MAX_BATCH_BYTES, MAX_TRANSACT_BYTES
 from dynlocust.local import errors, params
 from dynlocust.local.errors import ServiceError
 from dynlocust.local.items import WritePlan, account, apply, item_key, key_of, plan_write, required_item, updated
 from dynlocust.local.limits import BATCH_GET_MAX, BATCH_WRITE_MAX, TRANSACT_ITEMS_MAX
 from dynlocust.local.params import Exprs
 from dynlocust.local.state import Ctx, State, throttle_error
-from dynlocust.local.store import Item
+from dynlocust.local.store import Item, StoredItem
 from dynlocust.local.units import Consumed, item_size, read_units, write_units
 
 GSI_THROTTLE_TX = (
@@ -31,8 +33,7 @@ PTEE_TX = (
     "The level of configured provisioned throughput for the table was exceeded. "
     "Consider increasing your provisioning level with the UpdateTable API."
 )
-TRANSACTION_LIMIT = 4 * 1024 * 1024
-TOKEN_TTL = 600.0
+TRANSACTION_LIMIT = MAX_TRANSACT_BYTES
 
 
 def _tx_reason(th: Any) -> dict[str, str]:
@@ -50,17 +51,35 @@ def _cancelled(reasons: list[dict[str, Any]]) -> ServiceError:
     )
 
 
+_PUT_KEY_ERRORS = (
+    "One or more parameter values were invalid: Missing the key ",
+    "One or more parameter values were invalid: Type mismatch for key ",
+)
+
+
+def _put_key(t: Any, item: Item) -> tuple[Any, Any, str]:
+    """A PutRequest's key: a missing key attribute, or one of another type, is worded as a wrong key (as
+    dynalite's tests record the service), not as PutItem words it."""
+    try:
+        return item_key(t, item)
+    except ServiceError as exc:
+        if exc.message.startswith(_PUT_KEY_ERRORS):
+            raise errors.validation("The provided key element does not match the schema") from None
+        raise
+
+
 def batch_write(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     rcc = params.return_consumed(req)
     request_items = _request_items(req)
-    total = sum(len(v) for v in request_items.values())
-    if total > BATCH_WRITE_MAX:
-        raise errors.validation("Too many items requested for the BatchWriteItem call")
-    if total == 0:
-        raise errors.validation(
-            "1 validation error detected: Value at 'requestItems' failed to satisfy constraint: "
-            "Map value must satisfy constraint: [Member must have length greater than or equal to 1]"
+    if any(not isinstance(v, list) or not 1 <= len(v) <= BATCH_WRITE_MAX for v in request_items.values()):
+        # the model's WriteRequests: 1 to 25 per table, both rules named (as dynalite's tests record the service)
+        raise errors.detected(
+            "Value at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: "
+            f"[Member must have length less than or equal to {BATCH_WRITE_MAX}, "
+            "Member must have length greater than or equal to 1]"
         )
+    if sum(len(v) for v in request_items.values()) > BATCH_WRITE_MAX:  # 25 over all tables: the service's own
+        raise errors.validation("Too many items requested for the BatchWriteItem call")
     plans: list[tuple[str, dict[str, Any], WritePlan]] = []
     for name, reqs in request_items.items():
         t = st.table(req, ctx, name)
@@ -68,7 +87,7 @@ def batch_write(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
         for wr in reqs:
             if "PutRequest" in wr:
                 item = required_item(wr["PutRequest"], f"requestItems.{name}.member.putRequest.item")
-                hk, sk, part = item_key(t, item)
+                hk, sk, part = _put_key(t, item)
                 new: Item | None = item
             elif "DeleteRequest" in wr:
                 hk, sk, part = key_of(t, wr["DeleteRequest"].get("Key"))
@@ -135,7 +154,7 @@ def batch_get(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
             seen.add((hk, sk))
             parsed.append((k, hk, sk, part))
         jobs.append((name, t, spec, project, parsed))
-    responses: dict[str, list[Item]] = {}
+    responses: dict[str, list[Any]] = {}
     unprocessed: dict[str, dict[str, Any]] = {}
     consumed: dict[str, Consumed] = {}
     first_throttle = None
@@ -146,9 +165,9 @@ def batch_get(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
         got = responses.setdefault(name, [])
         for k, hk, sk, part in parsed:
             item = t.base.get(hk, sk)
-            sz = item_size(item)
+            sz = 0 if item is None else item.size
             units = read_units(sz, consistent)
-            th = st.charge_read(t, None, units, part) if size_total + sz <= 16 * 1024 * 1024 else True
+            th = st.charge_read(t, None, units, part) if size_total + sz <= MAX_BATCH_BYTES else True
             if th is not None:
                 if th is not True:
                     first_throttle = first_throttle or th
@@ -159,7 +178,7 @@ def batch_get(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
             size_total += sz
             consumed.setdefault(name, Consumed(name, "read")).add_table(units)
             if item is not None:
-                got.append(project(item) if project else item)
+                got.append(project(item.item()) if project else item.wire())
     ctx.unprocessed = n_un
     if first_throttle is not None and n_un == total:
         raise throttle_error(first_throttle)
@@ -169,18 +188,26 @@ def batch_get(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     return out
 
 
+def _key_misfit(exc: ServiceError) -> bool:
+    """A key of the wrong type or shape for its table: the service cancels the transaction for it, where an
+    empty key value stays a request error (moto's aws_verified test_transaction_with_empty_key)."""
+    return exc.code == "ValidationException" and (
+        exc.message == "The provided key element does not match the schema"
+        or exc.message.startswith("One or more parameter values were invalid: Type mismatch for key")
+    )
+
+
 def transact_write(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     rcc = params.return_consumed(req)
     actions = _transact_items(req)
     token = req.get("ClientRequestToken")
     fingerprint = b""
     if token is not None:
-        fingerprint = orjson.dumps(actions, option=orjson.OPT_SORT_KEYS)
-        now = st.clock()
-        st.tokens = {k: v for k, v in st.tokens.items() if v[1] > now} if len(st.tokens) > 1000 else st.tokens
-        seen_token = st.tokens.get(token)
-        if seen_token is not None and seen_token[1] > now:
-            if seen_token[0] != fingerprint:
+        # a digest, not the request: a token is kept 10 minutes, and a transaction can be 4 MB
+        fingerprint = hashlib.sha256(orjson.dumps(actions, option=orjson.OPT_SORT_KEYS)).digest()
+        seen_digest = st.tokens.digest(token, st.clock())
+        if seen_digest is not None:
+            if seen_digest != fingerprint:
                 raise ServiceError(
                     "IdempotentParameterMismatchException",
                     "Specified idempotent token was used with different request parameters",
@@ -199,7 +226,8 @@ def transact_write(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     reasons: list[dict[str, Any]] = []
     plans: list[WritePlan | None] = []
     seen: set[tuple[str, Any, Any]] = set()
-    prepared = []
+    prepared: list[tuple[Any, ...]] = []
+    key_errors: dict[int, str] = {}
     for action in actions:
         if not isinstance(action, dict) or len(action) != 1:
             raise errors.validation("TransactItems can only contain one of Check, Put, Update or Delete")
@@ -216,22 +244,36 @@ def transact_write(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
             raise errors.validation("The UpdateExpression parameter is required for Update")
         ex.finish()
         on_fail = params.return_on_fail(body)
-        if kind == "Put":
-            item = required_item(body, "transactItems.member.put.item")
-            hk, sk, part = item_key(t, item)
-        else:
-            hk, sk, part = key_of(t, body.get("Key"))
+        item = required_item(body, "transactItems.member.put.item") if kind == "Put" else None
+        try:
+            if item is not None:
+                hk, sk, part = item_key(t, item)
+            else:
+                hk, sk, part = key_of(t, body.get("Key"))
+        except ServiceError as exc:
+            if not _key_misfit(exc):
+                raise
+            # a key that does not fit the table cancels the transaction: a ValidationError reason for its action
+            key_errors[len(prepared)] = exc.message
+            prepared.append((kind, body, t, cond, update, on_fail, None, None, ""))
+            continue
         if (t.name, hk, sk) in seen:
             raise errors.validation("Transaction request cannot include multiple operations on one item")
         seen.add((t.name, hk, sk))
         prepared.append((kind, body, t, cond, update, on_fail, hk, sk, part))
     failed = False
-    for kind, body, t, cond, update, on_fail, hk, sk, part in prepared:
+    for n, (kind, body, t, cond, update, on_fail, hk, sk, part) in enumerate(prepared):
+        if n in key_errors:
+            reasons.append({"Code": "ValidationError", "Message": key_errors[n]})
+            plans.append(None)
+            failed = True
+            continue
         old = t.base.get(hk, sk)
-        if cond is not None and not cond.evaluate(old):
+        old_item = None if old is None else old.item()
+        if cond is not None and not cond.evaluate(old_item):
             r: dict[str, Any] = {"Code": "ConditionalCheckFailed", "Message": "The conditional request failed"}
-            if on_fail and old:
-                r["Item"] = old
+            if on_fail and old_item:
+                r["Item"] = old_item
             reasons.append(r)
             plans.append(None)
             failed = True
@@ -242,10 +284,10 @@ def transact_write(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
             elif kind == "Delete":
                 new = None
             elif kind == "Update":
-                new = updated(t, body["Key"], old, update)
+                new = updated(t, body["Key"], old_item, update)
             else:
-                new = old
-            plan = None if kind == "ConditionCheck" else plan_write(t, hk, sk, part, old, new)
+                new = old_item
+            plan = None if kind == "ConditionCheck" else plan_write(t, hk, sk, part, old, new, old_item=old_item)
         except ServiceError as exc:
             if exc.code != "ValidationException":
                 raise
@@ -260,7 +302,7 @@ def transact_write(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     for i, plan in enumerate(plans):
         if plan is None:
             t, hk, sk, part = prepared[i][2], prepared[i][6], prepared[i][7], prepared[i][8]
-            units = 2.0 * write_units(item_size(t.base.get(hk, sk)))
+            units = 2.0 * write_units(_size(t.base.get(hk, sk)))
             th = None if st.capacity is None else st.capacity.charge(t.name, None, "write", units, part)
         else:
             th = st.charge_write(plan, 2.0)
@@ -276,9 +318,9 @@ def transact_write(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
         else:
             t = prepared[i][2]
             old = t.base.get(prepared[i][6], prepared[i][7])
-            consumed.setdefault(t.name, Consumed(t.name, "write")).add_table(2.0 * write_units(item_size(old)))
+            consumed.setdefault(t.name, Consumed(t.name, "write")).add_table(2.0 * write_units(_size(old)))
     if token is not None:
-        st.tokens[token] = (fingerprint, st.clock() + TOKEN_TTL)
+        st.tokens.remember(token, fingerprint, st.clock())
     out: dict[str, Any] = {}
     if rcc:
         out["ConsumedCapacity"] = [c.render(rcc, per_kind=True) for c in consumed.values()]
@@ -288,7 +330,7 @@ def transact_write(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
 def transact_get(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     rcc = params.return_consumed(req)
     actions = _transact_items(req)
-    prepared = []
+    prepared: list[tuple[Any, ...]] = []
     seen: set[tuple[str, Any, Any]] = set()
     for action in actions:
         body = action.get("Get") if isinstance(action, dict) else None
@@ -304,20 +346,29 @@ def transact_get(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
         seen.add((t.name, hk, sk))
         prepared.append((t, project, t.base.get(hk, sk), part))
     for i, (t, _p, item, part) in enumerate(prepared):
-        th = st.charge_read(t, None, 2.0 * read_units(item_size(item), True), part)
+        th = st.charge_read(t, None, 2.0 * read_units(_size(item), True), part)
         if th is not None:
             reasons = [{"Code": "None"} for _ in actions]
             reasons[i] = _tx_reason(th)
             raise _cancelled(reasons)
-    responses = []
+    responses: list[dict[str, Any]] = []
     consumed: dict[str, Consumed] = {}
-    for t, project, item, _part in prepared:
-        consumed.setdefault(t.name, Consumed(t.name, "read")).add_table(2.0 * read_units(item_size(item), True))
-        responses.append({"Item": project(item) if project else item} if item is not None else {})
+    for t, project, stored, _part in prepared:
+        consumed.setdefault(t.name, Consumed(t.name, "read")).add_table(2.0 * read_units(_size(stored), True))
+        if stored is None:
+            responses.append({})
+            continue
+        # decoded: ExecuteTransaction's SELECTs test their conditions on what this returns
+        got = stored.item()
+        responses.append({"Item": project(got) if project else got})
     out: dict[str, Any] = {"Responses": responses}
     if rcc:
         out["ConsumedCapacity"] = [c.render(rcc, per_kind=True) for c in consumed.values()]
     return out
+
+
+def _size(stored: StoredItem | None) -> int:
+    return 0 if stored is None else stored.size
 
 
 def _transact_items(req: dict[str, Any]) -> list[Any]:

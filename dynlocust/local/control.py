@@ -6,6 +6,8 @@ them with the capacity model, and describes them in the service's response shape
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import datetime
 import re
 import time
@@ -14,15 +16,15 @@ from typing import Any
 
 from dynlocust.errors import ConfigurationError
 from dynlocust.local import errors
+from dynlocust.local import schema as rules
 from dynlocust.local.errors import ServiceError
-from dynlocust.local.limits import DEFAULT_WARM, GSI_HASH_ATTRS_MAX, GSI_RANGE_ATTRS_MAX
+from dynlocust.local.limits import DEFAULT_WARM, GSI_HASH_ATTRS_MAX
 from dynlocust.local.state import Ctx, State
 from dynlocust.local.store import Index, KeyDef, Table
 from dynlocust.local.units import item_size
 from dynlocust.local.validation import check_create_table
 
 _TABLE_NAME = re.compile(r"^[a-zA-Z0-9_.-]{3,255}$")
-_KEY_TYPES = frozenset(("S", "N", "B"))
 TAGS_PAGE = 10  # ListTagsOfResource page size, as moto's test_list_table_tags_paginated records it
 
 
@@ -31,19 +33,17 @@ def _key_schema(schema: Any, defs: dict[str, str], where: str, multi: bool = Fal
     most = 2 * GSI_HASH_ATTRS_MAX if multi else 2
     if not isinstance(schema, list) or not 1 <= len(schema) <= most:
         raise errors.validation(f"1 validation error detected: Value at '{where}' failed to satisfy constraint")
-    hashes: list[str] = []
-    ranges: list[str] = []
-    for el in schema:
-        kind, name = el.get("KeyType"), el.get("AttributeName")
-        if kind == "HASH" and not ranges and len(hashes) < (GSI_HASH_ATTRS_MAX if multi else 1):
-            hashes.append(name)
-        elif kind == "RANGE" and hashes and len(ranges) < (GSI_RANGE_ATTRS_MAX if multi else 1):
-            ranges.append(name)
-        elif not hashes:
-            raise errors.validation("Invalid KeySchema: The first KeySchemaElement is not a HASH key type")
-        else:
-            raise errors.validation("Invalid KeySchema: Some index key attribute have no definition")
-    if len(set(hashes + ranges)) != len(hashes) + len(ranges):
+    kinds = [el.get("KeyType") for el in schema]
+    names = [el.get("AttributeName") for el in schema]
+    if kinds[0] != "HASH":
+        raise errors.validation("Invalid KeySchema: The first KeySchemaElement is not a HASH key type")
+    hashes = [n for n, k in zip(names, kinds, strict=True) if k == "HASH"]
+    ranges = [n for n, k in zip(names, kinds, strict=True) if k == "RANGE"]
+    if multi:
+        rules.multi_attribute_key(kinds, names)
+    elif len(schema) == 2 and kinds[1] != "RANGE":
+        raise errors.validation("Invalid KeySchema: The second KeySchemaElement is not a RANGE key type")
+    if len(set(names)) != len(names):
         raise errors.validation("Invalid KeySchema: Some index key attribute have no definition")
     missing = [a for a in hashes + ranges if a not in defs]
     if missing:
@@ -60,19 +60,6 @@ def _key_schema(schema: Any, defs: dict[str, str], where: str, multi: bool = Fal
         more_hash=tuple((a, defs[a]) for a in hashes[1:]),
         more_range=tuple((a, defs[a]) for a in ranges[1:]),
     )
-
-
-def _projection(p: Any) -> tuple[str, list[str]]:
-    p = p or {}
-    ptype = p.get("ProjectionType", "ALL")
-    if ptype not in ("ALL", "KEYS_ONLY", "INCLUDE"):
-        raise errors.validation(f"Unknown ProjectionType: {ptype}")
-    non_key = list(p.get("NonKeyAttributes") or [])
-    if ptype != "INCLUDE" and non_key:
-        raise errors.validation(
-            f"One or more parameter values were invalid: ProjectionType is {ptype}, but NonKeyAttributes is specified"
-        )
-    return ptype, non_key
 
 
 def _throughput(pt: Any, billing: str, what: str) -> dict[str, Any] | None:
@@ -102,7 +89,7 @@ def _make_gsi(t: Table, g: dict[str, Any], defs: dict[str, str], billing: str) -
     if not isinstance(name, str) or not _TABLE_NAME.match(name):
         raise errors.validation(f"Invalid index name: {name}")
     key = _key_schema(g.get("KeySchema"), defs, "globalSecondaryIndexes.member.keySchema", multi=True)
-    ptype, non_key = _projection(g.get("Projection"))
+    ptype, non_key = rules.projection(g.get("Projection"))
     prov = _throughput(g.get("ProvisionedThroughput"), billing, f" for index {name}")
     return Index(
         name=name,
@@ -118,7 +105,7 @@ def _make_gsi(t: Table, g: dict[str, Any], defs: dict[str, str], billing: str) -
 
 
 def _spec(t: Table, idx: Index | None) -> Any:
-    from dynlocust.local.capacity import ResourceSpec
+    from dynlocust.local.capacity_resources import ResourceSpec
 
     src_prov = idx.provisioned if idx is not None else t.provisioned
     od = (idx.on_demand if idx is not None else t.on_demand) or {}
@@ -145,17 +132,10 @@ def _spec(t: Table, idx: Index | None) -> Any:
 def create_table(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     name = req["TableName"]  # present and well-formed: validation.check_constraints
     ctx.tables.append(name)
-    check_create_table(req)
     defs_list = req.get("AttributeDefinitions") or []
-    defs: dict[str, str] = {}
-    for d in defs_list:
-        if d.get("AttributeType") not in _KEY_TYPES:
-            raise errors.validation(
-                f"1 validation error detected: Value '{d.get('AttributeType')}' at "
-                "'attributeDefinitions.member.attributeType' failed to satisfy constraint: "
-                "Member must satisfy enum value set: [B, N, S]"
-            )
-        defs[d["AttributeName"]] = d["AttributeType"]
+    defs = rules.attribute_definitions(defs_list)
+    tags = rules.tags(req.get("Tags"))
+    check_create_table(req)
     key = _key_schema(req.get("KeySchema"), defs, "keySchema")
     billing = req.get("BillingMode", "PROVISIONED")
     if billing not in ("PROVISIONED", "PAY_PER_REQUEST"):
@@ -174,7 +154,7 @@ def create_table(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
         provisioned=prov,
         created=time.time(),
         active_at=now + st.config.create_delay,
-        tags={tg["Key"]: tg["Value"] for tg in req.get("Tags") or []},
+        tags=tags,
         on_demand=req.get("OnDemandThroughput"),
         warm=req.get("WarmThroughput"),
         deletion_protection=bool(req.get("DeletionProtectionEnabled", False)),
@@ -210,7 +190,7 @@ def create_table(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
                 + ", table hash key: "
                 + key.hash_attr
             )
-        ptype, non_key = _projection(li.get("Projection"))
+        ptype, non_key = rules.projection(li.get("Projection"))
         t.lsis[lname] = Index(lname, "LSI", lkey, ptype, non_key, f"{t.arn}/index/{lname}")
         used |= set(lkey.names())
     if set(defs) - used:
@@ -218,14 +198,11 @@ def create_table(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
             "One or more parameter values were invalid: Number of attributes in KeySchema does not exactly "
             "match number of attributes defined in AttributeDefinitions"
         )
+    _check_capacity(st, t, list(t.gsis.values()))
     if st.capacity is not None:
-        try:
-            st.capacity.add_resource(_spec(t, None))
-            for idx in t.gsis.values():
-                st.capacity.add_resource(_spec(t, idx))
-        except ConfigurationError as exc:
-            st.capacity.remove_table(t.name)
-            raise errors.validation(f"One or more parameter values were invalid: {exc}") from exc
+        st.capacity.add_resource(_spec(t, None))
+        for idx in t.gsis.values():
+            st.capacity.add_resource(_spec(t, idx))
     st.tables[name] = t
     return {"TableDescription": describe(st, t)}
 
@@ -342,14 +319,61 @@ def delete_table(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
 
 
 def update_table(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
+    """Apply an UpdateTable to a staged copy of the table and commit it only once the whole request held: a refused
+    UpdateTable leaves the table, its indexes and the capacity model exactly as they were."""
+    rules.update_members(req)
+    given = rules.attribute_definitions(req.get("AttributeDefinitions"))
+    rules.index_updates(req.get("GlobalSecondaryIndexUpdates"))
+    billing = req.get("BillingMode")
+    if billing is not None and billing not in ("PROVISIONED", "PAY_PER_REQUEST"):
+        raise errors.detected(
+            f"Value '{billing}' at 'billingMode' failed to satisfy constraint: "
+            "Member must satisfy enum value set: [PROVISIONED, PAY_PER_REQUEST]"
+        )
     t = st.any_table(req.get("TableName"), ctx)
     if t.status(st.clock()) != "ACTIVE":
         raise errors.in_use(f"Attempt to change a resource which is still in use: Table is being created: {t.name}")
+    new = _staged(t)
+    changed, created = _apply_update(new, req, given)
+    _check_capacity(st, new, [new.gsis[c] for c in changed if c is not None and c in new.gsis] + created)
+    for idx in created:
+        _backfill(new, idx)
+    for f in dataclasses.fields(t):  # the commit: the same Table object, so every holder of it sees the change
+        setattr(t, f.name, getattr(new, f.name))
+    if st.capacity is not None:
+        for idx in created:
+            st.capacity.add_resource(_spec(t, idx))
+        for c in changed:
+            if c is None:
+                st.capacity.update_resource(_spec(t, None))
+            elif c in t.gsis:
+                st.capacity.update_resource(_spec(t, t.gsis[c]))
+    return {"TableDescription": describe(st, t)}
+
+
+def _staged(t: Table) -> Table:
+    """A copy of `t` that an UpdateTable may change freely: its own containers and index objects, the same data."""
+    new = copy.copy(t)
+    new.attribute_definitions = [dict(d) for d in t.attribute_definitions]
+    new.gsis = {name: copy.copy(idx) for name, idx in t.gsis.items()}
+    new.tags = dict(t.tags)
+    return new
+
+
+def _apply_update(t: Table, req: dict[str, Any], given: dict[str, str]) -> tuple[set[str | None], list[Index]]:
+    """Apply `req` to the staged table `t`; returns what the capacity model must hear: the changed resources
+    (None for the table) and the created indexes (not yet filled)."""
     defs = {d["AttributeName"]: d["AttributeType"] for d in t.attribute_definitions}
-    for d in req.get("AttributeDefinitions") or []:
-        if d["AttributeName"] not in defs:
-            t.attribute_definitions.append(dict(d))
-        defs[d["AttributeName"]] = d["AttributeType"]
+    rules.redefinitions(
+        defs,
+        given,
+        [_schema(t.key)] + [_schema(i.key) for i in (*t.gsis.values(), *t.lsis.values())],
+        [u["Create"].get("KeySchema") or [] for u in req.get("GlobalSecondaryIndexUpdates") or [] if u.get("Create")],
+    )
+    for name, kind in given.items():
+        if name not in defs:
+            t.attribute_definitions.append({"AttributeName": name, "AttributeType": kind})
+            defs[name] = kind
     billing = req.get("BillingMode", t.billing_mode)
     changed: set[str | None] = set()
     if billing != t.billing_mode or "ProvisionedThroughput" in req:
@@ -375,24 +399,13 @@ def update_table(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
         t.table_class = req["TableClass"]
     created: list[Index] = []
     for upd in req.get("GlobalSecondaryIndexUpdates") or []:
-        if "Create" in upd:
+        if upd.get("Create") is not None:
             idx = _make_gsi(t, upd["Create"], defs, t.billing_mode)
             if idx.name in t.gsis:
                 raise errors.validation(f"One or more parameter values were invalid: Index already exists: {idx.name}")
-            for hk, p in t.base.parts.items():
-                del hk
-                for it in p.items.values():
-                    try:
-                        e = idx.entry(it, t.key)
-                    except ServiceError:  # the backfill leaves out items whose keys the index refuses
-                        continue
-                    if e is not None:
-                        idx.coll.put(e[0], e[1], it)
-                        idx.count += 1
-                        idx.size += item_size(idx.project(it, t.key))
             t.gsis[idx.name] = idx
             created.append(idx)
-        elif "Update" in upd:
+        elif upd.get("Update") is not None:
             u = upd["Update"]
             idx2 = t.gsis.get(u.get("IndexName"))
             if idx2 is None:
@@ -404,23 +417,42 @@ def update_table(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
             if "WarmThroughput" in u:
                 idx2.warm = {**(idx2.warm or {}), **u["WarmThroughput"]}
             changed.add(idx2.name)
-        elif "Delete" in upd:
+        else:
             iname = upd["Delete"].get("IndexName")
             if iname not in t.gsis:
                 raise errors.not_found(f"Requested resource not found: Index: {iname} not found")
             del t.gsis[iname]
-    if st.capacity is not None:
+    return changed, created
+
+
+def _backfill(t: Table, idx: Index) -> None:
+    """Fill a new GSI from the table's items, leaving out items whose keys the index refuses (as the service)."""
+    for _, _, stored in t.base.scan():
+        it = stored.item()
         try:
-            for idx in created:
-                st.capacity.add_resource(_spec(t, idx))
-            for c in changed:
-                if c is None:
-                    st.capacity.update_resource(_spec(t, None))
-                elif c in t.gsis:
-                    st.capacity.update_resource(_spec(t, t.gsis[c]))
-        except ConfigurationError as exc:
-            raise errors.validation(f"One or more parameter values were invalid: {exc}") from exc
-    return {"TableDescription": describe(st, t)}
+            e = idx.entry(it, t.key)
+        except ServiceError:
+            continue
+        if e is not None:
+            idx.coll.put(e[0], e[1], stored)
+            idx.count += 1
+            idx.size += item_size(idx.project(it, t.key))
+
+
+def _check_capacity(st: State, t: Table, indexes: list[Index]) -> None:
+    """Register the table and `indexes` with a scratch capacity model first, so that a specification the model
+    refuses is refused before anything changes (the real model then accepts the same specifications)."""
+    from dynlocust.local.capacity import CapacityModel
+
+    if not isinstance(st.capacity, CapacityModel):  # none, or a stand-in of a test
+        return
+    scratch = CapacityModel(capacity_scale=st.capacity.capacity_scale, time_scale=st.capacity.time_scale)
+    try:
+        scratch.add_resource(_spec(t, None))
+        for idx in indexes:
+            scratch.add_resource(_spec(t, idx))
+    except ConfigurationError as exc:
+        raise errors.validation(f"One or more parameter values were invalid: {exc}") from exc
 
 
 def list_tables(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
@@ -436,9 +468,9 @@ def list_tables(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
 
 
 def tag_resource(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
+    given = rules.tags(req.get("Tags"))  # all checked before any is set
     t = st.by_arn(req.get("ResourceArn"), ctx)
-    for tg in req.get("Tags") or []:
-        t.tags[tg["Key"]] = tg["Value"]
+    t.tags.update(given)
     return {}
 
 

@@ -2,6 +2,11 @@
 
 Why a process: a load test and its endpoint must not share one core's GIL; the endpoint gets its own interpreter.
 Why also a thread: unit tests of the server want a start in milliseconds, with the same code path.
+
+The process starts in a session of its own: a terminal's Ctrl-C goes to its whole foreground process group, and
+the endpoint must outlive the run's teardown (which deletes the run's tables through it), so only its parent
+stops it. It still dies with its parent however the parent ends: it serves until its stdin, a pipe whose other
+end only the parent holds, reaches its end (`--exit-with-parent`).
 """
 
 from __future__ import annotations
@@ -62,7 +67,7 @@ class LocalEndpoint:
         argv += ["--capacity-scale", repr(c.capacity_scale), "--time-scale", repr(c.time_scale)]
         argv += ["--header-timeout", repr(c.header_timeout), "--body-timeout", repr(c.body_timeout)]
         argv += ["--idle-timeout", repr(c.idle_timeout), "--max-connections", str(c.max_connections)]
-        argv += ["--max-buffered-bytes", str(c.max_buffered_bytes)]
+        argv += ["--max-buffered-bytes", str(c.max_buffered_bytes), "--exit-with-parent"]
         if not c.capacity:
             argv.append("--no-capacity")
         if c.latency_model:
@@ -92,7 +97,14 @@ class LocalEndpoint:
             env["DYNLOCUST_LOCAL_SECRET_ACCESS_KEY"] = secret
         log_path = os.path.join(self._dir.name, "log")
         with open(log_path, "wb") as log:
-            self._proc = subprocess.Popen(self._argv(ready), stdout=log, stderr=subprocess.STDOUT, env=env)
+            self._proc = subprocess.Popen(
+                self._argv(ready),
+                stdin=subprocess.PIPE,  # its end of the pipe: the child stops when the parent goes
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,  # out of the terminal's process group: Ctrl-C is for the parent
+            )
         deadline = time.monotonic() + self.ready_timeout
         while time.monotonic() < deadline:
             if os.path.exists(ready):
@@ -132,6 +144,8 @@ class LocalEndpoint:
         """Terminate, then kill after 5 s; always reaps the child and removes the temporary directory."""
         proc, self._proc = self._proc, None
         if proc is not None:
+            if proc.stdin is not None:
+                proc.stdin.close()
             if proc.poll() is None:
                 proc.terminate()
                 try:

@@ -11,6 +11,9 @@ CORAL_PREFIX = "com.amazon.coral.service#"
 VALIDATE_PREFIX = "com.amazon.coral.validate#"
 
 
+_CAPITAL_MESSAGE = frozenset(("TransactionCanceledException", "SerializationException"))
+
+
 class ServiceError(DynlocustError):
     """An error answered to the client: HTTP status, `__type` code, message and any extra body fields.
 
@@ -25,6 +28,7 @@ class ServiceError(DynlocustError):
         status: int = 400,
         extra: dict[str, Any] | None = None,
         prefix: str = PREFIX,
+        headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
@@ -32,11 +36,13 @@ class ServiceError(DynlocustError):
         self.status = status
         self.extra = extra or {}
         self.prefix = prefix
+        self.headers = headers  # extra response headers (this endpoint's own, e.g. THROTTLE_CAUSE_HEADER)
 
     def body(self) -> dict[str, Any]:
-        """The JSON error body; TransactionCanceledException uses `Message`, all others `message`."""
+        """The JSON error body; TransactionCanceledException and SerializationException use `Message`, all others
+        `message` (as the service sends them: a raw-HTTP client reads the key it was given)."""
         out: dict[str, Any] = {"__type": self.prefix + self.code}
-        key = "Message" if self.code == "TransactionCanceledException" else "message"
+        key = "Message" if self.code in _CAPITAL_MESSAGE else "message"
         if self.message:
             out[key] = self.message
         out.update(self.extra)

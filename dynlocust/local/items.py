@@ -1,7 +1,8 @@
 """Single-item operations (PutItem, GetItem, UpdateItem, DeleteItem) and the write plan they share with batches.
 
 A write is validated and priced as a `WritePlan` (the old and new item, every index entry it changes, the units
-it costs) before anything is applied, so a throttled or refused write leaves the store untouched.
+it costs) before anything is applied, so a throttled or refused write leaves the store untouched. Stored items are
+decoded only where a request reads their attributes; a response carries them as stored.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dynlocust.local import errors, expressions, legacy, params
 from dynlocust.local.limits import HASH_KEY_MAX_BYTES, RANGE_KEY_MAX_BYTES
 from dynlocust.local.params import Exprs
 from dynlocust.local.state import Ctx, State, throttle_error
-from dynlocust.local.store import Index, Item, Table, check_key_sizes, comparable
+from dynlocust.local.store import Index, Item, StoredItem, Table, check_key_sizes, comparable
 from dynlocust.local.units import ITEM_LIMIT, Consumed, item_size, read_units, write_units
 
 
@@ -25,7 +26,7 @@ class WritePlan:
     hk: Any
     sk: Any
     partition: str
-    old: Item | None
+    old: StoredItem | None
     new: Item | None
     entries: list[tuple[Index, Any, Any, int, int]]  # index, old entry, new entry, old/new projected size
     table_units: float
@@ -107,24 +108,34 @@ def key_of(t: Table, key: Any, what: str = "") -> tuple[Any, Any, str]:
 
 
 def plan_write(
-    t: Table, hk: Any, sk: Any, partition: str, old: Item | None, new: Item | None, update: bool = False
+    t: Table,
+    hk: Any,
+    sk: Any,
+    partition: str,
+    old: StoredItem | None,
+    new: Item | None,
+    update: bool = False,
+    old_item: Item | None = None,
 ) -> WritePlan:
-    size_old = item_size(old)
+    """The plan of writing `new` (None: deleting) over `old`; `old_item` is `old` decoded, if the caller has it."""
+    size_old = 0 if old is None else old.size
     size_new = item_size(new)
     if size_new > ITEM_LIMIT:
         raise errors.validation(f"Item size {'to update ' if update else ''}has exceeded the maximum allowed size")
     entries: list[tuple[Index, Any, Any, int, int]] = []
     gsi_units: dict[str, tuple[float, str]] = {}
     lsi_units: dict[str, float] = {}
+    if old is not None and old_item is None and (t.gsis or t.lsis):
+        old_item = old.item()  # only an index needs the old item's attributes
     for group in (t.gsis, t.lsis):
         for idx in group.values():
-            oe = idx.entry(old, t.key) if old else None
+            oe = idx.entry(old_item, t.key) if old_item else None
             ne = idx.entry(new, t.key, update) if new else None
             if oe is None and ne is None:
                 continue
-            po = idx.project(old, t.key) if oe is not None and old is not None else None
+            po = idx.project(old_item, t.key) if oe is not None and old_item is not None else None
             pn = idx.project(new, t.key) if ne is not None and new is not None else None
-            so = (size_old if po is old else item_size(po)) if po is not None else 0
+            so = (size_old if po is old_item else item_size(po)) if po is not None else 0
             sn = (size_new if pn is new else item_size(pn)) if pn is not None else 0
             entries.append((idx, oe, ne, so, sn))
             units = 0.0
@@ -138,7 +149,7 @@ def plan_write(
                 units = write_units(max(so, sn))
             if units:
                 if idx.kind == "GSI":
-                    src = new if ne is not None else old
+                    src = new if ne is not None else old_item
                     assert src is not None
                     hav = src[idx.key.hash_attr]
                     gsi_units[idx.name] = (units, str(hav[idx.key.hash_type]))
@@ -162,10 +173,12 @@ def apply(plan: WritePlan) -> None:
     if old is not None:
         t.size_bytes -= plan.size_old
         t.item_count -= 1
+    stored = None
     if new is None:
         t.base.remove(plan.hk, plan.sk)
     else:
-        t.base.put(plan.hk, plan.sk, new)
+        stored = StoredItem.of(new, plan.size_new)  # the table and its indexes share the one stored item
+        t.base.put(plan.hk, plan.sk, stored)
         t.size_bytes += plan.size_new
         t.item_count += 1
     for idx, oe, ne, so, sn in plan.entries:
@@ -173,17 +186,17 @@ def apply(plan: WritePlan) -> None:
             idx.coll.remove(oe[0], oe[1])
             idx.count -= 1
             idx.size -= so
-        if ne is not None and new is not None:
-            idx.coll.put(ne[0], ne[1], new)
+        if ne is not None and stored is not None:
+            idx.coll.put(ne[0], ne[1], stored)
             idx.count += 1
             idx.size += sn
 
 
-def _write_answer(t: Table, plan: WritePlan, old: Item | None, rv: str, rcc: str | None) -> dict[str, Any]:
+def _write_answer(t: Table, plan: WritePlan, old: StoredItem | None, rv: str, rcc: str | None) -> dict[str, Any]:
     """PutItem's and DeleteItem's response: the old item when asked for, and the consumed capacity."""
     out: dict[str, Any] = {}
-    if rv == "ALL_OLD" and old:
-        out["Attributes"] = old
+    if rv == "ALL_OLD" and old is not None:
+        out["Attributes"] = old.wire()
     if rcc:
         c = Consumed(t.name, "write")
         account(plan, c)
@@ -191,10 +204,14 @@ def _write_answer(t: Table, plan: WritePlan, old: Item | None, rv: str, rcc: str
     return out
 
 
-def updated(t: Table, key: Item, old: Item | None, update: Any) -> Item:
+def updated(t: Table, key: Item, old: Item | None, update: Any) -> Item | None:
+    """The item after `update`; None when the item is missing and the update only removes or deletes (the
+    service creates nothing then), so the write is a no-op."""
     base = dict(old) if old is not None else dict(key)
     if update is None:
         return base
+    if old is None and not update.writes_values:
+        return None
     touched = set(update.updated_paths) & set(t.key.names())
     if touched:
         attr = sorted(touched)[0]
@@ -203,7 +220,7 @@ def updated(t: Table, key: Item, old: Item | None, update: Any) -> Item:
             "This attribute is part of the key"
         )
     try:
-        return update.apply(base)
+        return update.apply(base, missing=old is None)
     except expressions.ExpressionError as exc:
         raise (errors.detected if exc.detected else errors.validation)(str(exc)) from exc
 
@@ -238,12 +255,13 @@ def delete_item(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
 def _put_or_delete(
     st: State, t: Any, key: tuple[Any, Any, str], item: Item | None, cond: Any, on_fail: bool, rv: Any, rcc: Any
 ) -> dict[str, Any]:
-    """The shared tail of PutItem (``item``) and DeleteItem (None): condition, capacity, then the write."""
+    """The shared tail of PutItem (`item`) and DeleteItem (None): condition, capacity, then the write."""
     hk, sk, part = key
     old = t.base.get(hk, sk)
-    if cond is not None and not cond.evaluate(old):
+    old_item = None if old is None or cond is None else old.item()
+    if cond is not None and not cond.evaluate(old_item):
         raise st.condition_failed(t, old, part, on_fail)
-    plan = plan_write(t, hk, sk, part, old, item)
+    plan = plan_write(t, hk, sk, part, old, item, old_item=old_item)
     th = st.charge_write(plan)
     if th is not None:
         raise throttle_error(th)
@@ -265,10 +283,11 @@ def update_item(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     key: Item = req.get("Key")  # type: ignore[assignment]  # checked by _key
     hk, sk, part = key_of(t, key)
     old = t.base.get(hk, sk)
-    if cond is not None and not cond.evaluate(old):
+    old_item = None if old is None else old.item()
+    if cond is not None and not cond.evaluate(old_item):
         raise st.condition_failed(t, old, part, on_fail)
-    new = updated(t, key, old, update)
-    plan = plan_write(t, hk, sk, part, old, new, update=True)
+    new = updated(t, key, old_item, update)
+    plan = plan_write(t, hk, sk, part, old, new, update=True, old_item=old_item)
     th = st.charge_write(plan)
     if th is not None:
         raise throttle_error(th)
@@ -276,11 +295,11 @@ def update_item(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     out: dict[str, Any] = {}
     attrs: Item | None = None
     if rv == "ALL_OLD":
-        attrs = old
+        attrs = old_item
     elif rv == "ALL_NEW":
         attrs = new
     elif rv in ("UPDATED_OLD", "UPDATED_NEW"):
-        src = (old or {}) if rv == "UPDATED_OLD" else new
+        src = (old_item or {}) if rv == "UPDATED_OLD" else new
         attrs = update.updated.apply(src) if update is not None else None
     if attrs:
         out["Attributes"] = attrs
@@ -300,13 +319,13 @@ def get_item(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     hk, sk, part = key_of(t, req.get("Key"))
     consistent = bool(req.get("ConsistentRead", False))
     item = t.base.get(hk, sk)
-    units = read_units(item_size(item), consistent)
+    units = read_units(0 if item is None else item.size, consistent)
     th = st.charge_read(t, None, units, part)
     if th is not None:
         raise throttle_error(th)
     out: dict[str, Any] = {}
     if item is not None:
-        out["Item"] = project(item) if project else item
+        out["Item"] = project(item.item()) if project else item.wire()
     if rcc:
         c = Consumed(t.name, "read")
         c.add_table(units)

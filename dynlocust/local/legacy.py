@@ -23,6 +23,23 @@ _LEGACY_OPS = {
     "IN": "{a} IN ({vs})",
     "BETWEEN": "{a} BETWEEN {v0} AND {v1}",
 }
+_ORDERED = ("S", "N", "B")
+# the operand types each operator takes (EQ and NE take any), as the service checks them after their count
+_LEGACY_TYPES = {
+    "LT": _ORDERED,
+    "LE": _ORDERED,
+    "GT": _ORDERED,
+    "GE": _ORDERED,
+    "IN": _ORDERED,
+    "BETWEEN": _ORDERED,
+    "BEGINS_WITH": ("S", "B"),
+    "CONTAINS": (*_ORDERED, "BOOL", "NULL"),
+    "NOT_CONTAINS": (*_ORDERED, "BOOL", "NULL"),
+}
+#: The request member naming the expressions translate() built (the service's 4 KB limit is not theirs).
+BUILT = "_built_from_legacy"
+# Query's KeyConditions may come with these expressions (the mirror, QueryFilter with KeyConditionExpression, not)
+_WITH_KEY_CONDITIONS = frozenset(("FilterExpression", "ProjectionExpression"))
 _LEGACY_PARAMS = {
     "Expected": "ConditionExpression",
     "KeyConditions": "KeyConditionExpression",
@@ -70,6 +87,13 @@ class _Rewriter:
                         f"One or more parameter values were invalid: Invalid number of argument(s) for the {op} "
                         "ComparisonOperator"
                     )
+                for av in given or []:
+                    kind = next(iter(av), "") if isinstance(av, dict) else ""
+                    if op in _LEGACY_TYPES and kind not in _LEGACY_TYPES[op]:
+                        raise errors.validation(
+                            f"One or more parameter values were invalid: ComparisonOperator {op} is not valid for "
+                            f"{kind} AttributeValue type"
+                        )
                 parts.append(
                     tmpl.format(
                         a=a, v0=vals[0] if vals else "", v1=vals[1] if len(vals) > 1 else "", vs=", ".join(vals)
@@ -141,13 +165,14 @@ def translate(req: dict[str, Any], *names: str) -> dict[str, Any]:
         )
         if k in req
     ]
-    if expr_params:
+    mixed = present == ["KeyConditions"] and set(expr_params) <= _WITH_KEY_CONDITIONS
+    if expr_params and not mixed:
         raise errors.validation(
             "Can not use both expression and non-expression parameters in the same request: Non-expression "
             f"parameters: {{{', '.join(present)}}} Expression parameters: {{{', '.join(expr_params)}}}"
         )
     for k in ("ExpressionAttributeNames", "ExpressionAttributeValues"):
-        if k in req:
+        if k in req and not expr_params:
             raise errors.validation(f"{k} can only be specified when using expressions")
     out = dict(req)
     lg = _Rewriter()
@@ -166,7 +191,8 @@ def translate(req: dict[str, Any], *names: str) -> dict[str, Any]:
             out[_LEGACY_PARAMS[n]] = text
     out.pop("ConditionalOperator", None)
     if lg.names:
-        out["ExpressionAttributeNames"] = lg.names
+        out["ExpressionAttributeNames"] = {**req.get("ExpressionAttributeNames", {}), **lg.names}
     if lg.values:
-        out["ExpressionAttributeValues"] = lg.values
+        out["ExpressionAttributeValues"] = {**req.get("ExpressionAttributeValues", {}), **lg.values}
+    out[BUILT] = frozenset(_LEGACY_PARAMS[n] for n in present)
     return out

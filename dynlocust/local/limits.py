@@ -7,6 +7,8 @@ account, and table quotas", and the API reference of each operation.
 
 from __future__ import annotations
 
+from dynlocust.dynamodb import MAX_BATCH_GET, MAX_BATCH_WRITE, MAX_TRANSACT
+
 # ---- Hardening (issue 16): request, expression, nesting and connection limits ---------------------------------
 
 #: "The maximum length of any expression string is 4 KB. For example, the size of the ConditionExpression a=b is
@@ -46,12 +48,12 @@ GSI_HASH_ATTRS_MAX = 4
 GSI_RANGE_ATTRS_MAX = 4
 # "TransactWriteItems is a synchronous write operation that groups up to 100 action requests."; the same for
 # TransactGetItems. (API reference)
-TRANSACT_ITEMS_MAX = 100
+TRANSACT_ITEMS_MAX = MAX_TRANSACT
 # "A single call to BatchWriteItem can transmit up to 16MB of data over the network, consisting of up to 25 item
 # put or delete operations." (API reference, BatchWriteItem)
-BATCH_WRITE_MAX = 25
+BATCH_WRITE_MAX = MAX_BATCH_WRITE
 # "A single operation can retrieve up to 16 MB of data, which can contain as many as 100 items." (BatchGetItem)
-BATCH_GET_MAX = 100
+BATCH_GET_MAX = MAX_BATCH_GET
 # "new on-demand tables ... can instantly accommodate up to 4,000 write request units and 12,000 read request
 # units" (Developer Guide, Warm throughput / on-demand initial throughput); a WarmThroughput below the table's
 # provisioned units or below these on-demand defaults is refused.

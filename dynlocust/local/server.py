@@ -30,10 +30,12 @@ from typing import Any
 
 import orjson
 
+from dynlocust.dynamodb import JSON_CONTENT_TYPE, THROTTLE_CODES
 from dynlocust.local import errors
 from dynlocust.local.api import Backend
 from dynlocust.local.config import LocalConfig
 from dynlocust.local.errors import ServiceError
+from dynlocust.local.heap import keep_heap_trimmed
 from dynlocust.local.limits import MAX_HEAD_BYTES, MAX_REQUEST_BYTES
 from dynlocust.local.state import Ctx, request_region
 
@@ -43,8 +45,10 @@ TARGET_PREFIX = "DynamoDB_20120810."
 STATS_PATH = "/_dynlocust/stats"
 RESET_PATH = "/_dynlocust/reset-stats"
 NO_TABLE = "-"
+#: Distinct table names the statistics keep; requests naming further ones are counted under OTHER_TABLES.
+MAX_STATS_TABLES = 1000
+OTHER_TABLES = "(other)"
 FD_RESERVE = 64  # descriptors kept free for the process itself (logs, the listening socket, files)
-THROTTLE_CODES = frozenset(("ThrottlingException", "ProvisionedThroughputExceededException", "RequestLimitExceeded"))
 _REASONS = {
     200: "OK",
     400: "Bad Request",
@@ -76,7 +80,9 @@ class Stats:
     entry's `unprocessed_items`. Requests to /_dynlocust/* are not counted. `max_request_seconds` is the longest
     time the server spent on one DynamoDB request (from its received bytes to its response bytes), measured by
     the server itself so that client-side queueing does not count; `max_request_cpu_seconds` is the most CPU
-    time one request used, which other processes' load on the machine does not inflate.
+    time one request used, which other processes' load on the machine does not inflate. At most MAX_STATS_TABLES
+    names are kept (a client naming ever new, missing tables would otherwise grow this for ever); requests naming
+    any further table are counted under "(other)".
     """
 
     def __init__(self) -> None:
@@ -89,7 +95,11 @@ class Stats:
         self.requests_total += 1
         ops = self.tables.get(table)
         if ops is None:
-            ops = self.tables[table] = {}
+            if len(self.tables) >= MAX_STATS_TABLES:  # names of tables that never existed must not grow this
+                table = OTHER_TABLES
+                ops = self.tables.get(table)
+            if ops is None:
+                ops = self.tables[table] = {}
         c = ops.get(op)
         if c is None:
             c = ops[op] = {"ok": 0, "throttled": 0, "error": 0, "unprocessed_items": 0}
@@ -112,13 +122,15 @@ class Stats:
         self.tables = {}
 
 
-def build_capacity(config: LocalConfig) -> Any:
-    """The capacity model for `config`, or None when capacity emulation is off (imported only when needed)."""
+def build_capacity(config: LocalConfig, notify: Callable[[str], None] | None = None) -> Any:
+    """The capacity model for `config`, or None when capacity emulation is off (imported only when needed).
+
+    `notify` gets each one-time notice of a scaling floor that bends a figure (the console's line)."""
     if not config.capacity:
         return None
     from dynlocust.local.capacity import CapacityModel
 
-    return CapacityModel(capacity_scale=config.capacity_scale, time_scale=config.time_scale)
+    return CapacityModel(capacity_scale=config.capacity_scale, time_scale=config.time_scale, notify=notify)
 
 
 def _fast_io(sock: Any, idle: float) -> tuple[Callable[[int], bytes], Callable[[bytes], None]]:
@@ -188,21 +200,30 @@ class LocalServer:
         if config.verify_signatures:
             from dynlocust.local.auth import SigV4Verifier
 
-            self.verifier = SigV4Verifier(config.credentials)
+            self.verifier = SigV4Verifier(config.credentials, region=config.region)
         self._open = 0  # connections being served
         self._buffered = 0  # bytes of request bodies being received, reserved by Content-Length
         self._max_open = config.max_connections
         self._rid_prefix = os.urandom(8).hex().upper()
         self._rid = 0
         self._server: Any = None
+        self._trimmer: Any = None
 
     # ---------------------------------------------------------------- protocol
-    def _response(self, status: int, body: bytes, content_type: str = "application/x-amz-json-1.0") -> bytes:
+    def _response(
+        self,
+        status: int,
+        body: bytes,
+        content_type: str = JSON_CONTENT_TYPE,
+        headers: dict[str, str] | None = None,
+    ) -> bytes:
         self._rid += 1
+        extra = "".join(f"{name}: {value}\r\n" for name, value in headers.items()) if headers else ""
         head = (
             f"HTTP/1.1 {status} {_REASONS.get(status, 'OK')}\r\n"
             f"x-amzn-RequestId: {self._rid_prefix}{self._rid:020d}\r\n"
             f"x-amz-crc32: {zlib.crc32(body) & 0xFFFFFFFF}\r\n"
+            f"{extra}"
             f"Content-Type: {content_type}\r\n"
             f"Content-Length: {len(body)}\r\n\r\n"
         )
@@ -272,7 +293,7 @@ class LocalServer:
         except ServiceError as exc:
             outcome = "throttled" if _is_throttle(exc) else "error"
             self.stats.count(ctx.tables[0] if ctx.tables else NO_TABLE, op or "Unknown", outcome, ctx.unprocessed)
-            return self._response(exc.status, orjson.dumps(exc.body()))
+            return self._response(exc.status, orjson.dumps(exc.body()), headers=exc.headers)
         except Exception:
             log.exception("internal error while handling %s", op or target)
             self.stats.count(ctx.tables[0] if ctx.tables else NO_TABLE, op or "Unknown", "error")
@@ -451,6 +472,7 @@ class LocalServer:
 
     def start(self, host: str | None = None, port: int | None = None) -> tuple[str, int]:
         """Bind and start serving in the current gevent hub; returns the bound (host, port)."""
+        import gevent
         from gevent.server import StreamServer
 
         h = host if host is not None else self.config.host
@@ -458,10 +480,14 @@ class LocalServer:
         self._max_open = max(1, min(self.config.max_connections, _descriptor_limit() - FD_RESERVE))
         self._server = StreamServer((h, p), self.handle_connection, backlog=1024)
         self._server.start()
+        self._trimmer = gevent.spawn(keep_heap_trimmed)  # fragmentation must not grow the RSS (see heap.py)
         bound = self._server.address
         return bound[0], bound[1]
 
     def stop(self) -> None:
+        if self._trimmer is not None:
+            self._trimmer.kill(block=False)
+            self._trimmer = None
         if self._server is not None:
             self._server.stop(timeout=1)
             self._server = None

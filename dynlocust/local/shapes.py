@@ -16,10 +16,13 @@ from dynlocust.local import errors
 from dynlocust.local.attrvalues import EMPTY_MESSAGE, check_value
 
 # A compiled shape is a tuple (kind, detail): ("structure", {member: shape}), ("list", shape), ("map", shape),
-# ("av", None) for AttributeValue, or (scalar kind, None).
+# ("names", shape) for a map keyed by attribute names, ("av", None) for AttributeValue, or (scalar kind, None).
 Spec = tuple[str, Any]
 _AV: Spec = ("av", None)
 _NUMBERS = (int, float)
+_INTEGER_RANGE = {"integer": 2**31, "long": 2**63}  # Java's int and long, as the service's deserializer reads them
+#: Not checked against the service (no recorded wording was found): an item's or key's attribute name is empty.
+EMPTY_NAME_MESSAGE = "One or more parameter values were invalid: An attribute name must not be empty"
 
 
 def _compile(shape: Any, memo: dict[str, Spec]) -> Spec:
@@ -38,7 +41,8 @@ def _compile(shape: Any, memo: dict[str, Spec]) -> Spec:
     elif t == "list":
         spec = ("list", _compile(shape.member, memo))
     elif t == "map":
-        spec = ("map", _compile(shape.value, memo))
+        # an item, a key, a legacy condition map: keyed by attribute names, which may not be empty
+        spec = ("names" if shape.key.name == "AttributeName" else "map", _compile(shape.value, memo))
     else:
         spec = (t, None)
     memo[name] = spec
@@ -71,9 +75,11 @@ def _check(value: Any, spec: Spec) -> None:
     elif kind == "string" or kind == "blob":
         if value.__class__ is not str:
             raise errors.wrong_json_type(value, kind)
-    elif kind == "list" or kind == "map":
+    elif kind == "list" or kind == "map" or kind == "names":
         if value.__class__ is not (list if kind == "list" else dict):
-            raise errors.wrong_json_type(value, kind)
+            raise errors.wrong_json_type(value, "list" if kind == "list" else "map")
+        if kind == "names" and "" in value:
+            raise errors.validation(EMPTY_NAME_MESSAGE)
         members = value.values() if value.__class__ is dict else value
         if detail is _AV:  # an item, a key, expression values: the hot case, one call per attribute
             for v in members:
@@ -93,7 +99,11 @@ def _check(value: Any, spec: Spec) -> None:
     elif kind == "timestamp":
         if value.__class__ is bool or not isinstance(value, (*_NUMBERS, str)):
             raise errors.wrong_json_type(value, "timestamp")
-    elif value.__class__ is bool or not isinstance(value, _NUMBERS):  # integer, long, double, float
+    elif kind == "integer" or kind == "long":
+        # an integral JSON number in range: 1.5 and 1e30 are not integers (the service refuses both)
+        if value.__class__ is not int or not -_INTEGER_RANGE[kind] <= value < _INTEGER_RANGE[kind]:
+            raise errors.wrong_json_type(value, kind)
+    elif value.__class__ is bool or not isinstance(value, _NUMBERS):  # double, float
         raise errors.wrong_json_type(value, kind)
 
 

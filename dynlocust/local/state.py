@@ -12,11 +12,13 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from dynlocust.dynamodb import THROTTLE_CAUSE_HEADER
 from dynlocust.local import errors
 from dynlocust.local.config import LocalConfig
 from dynlocust.local.errors import ServiceError
-from dynlocust.local.store import Item, Table
-from dynlocust.local.units import item_size, write_units
+from dynlocust.local.idempotency import TokenStore
+from dynlocust.local.store import StoredItem, Table
+from dynlocust.local.units import write_units
 
 if TYPE_CHECKING:
     from dynlocust.local.items import WritePlan
@@ -47,7 +49,10 @@ def request_region(headers: dict[str, str]) -> str:
 
 def throttle_error(th: Any) -> ServiceError:
     key = "throttlingReasons" if th.code == "ThrottlingException" else "ThrottlingReasons"
-    return ServiceError(th.code, th.message, extra={key: [{"reason": th.reason, "resource": th.resource}]})
+    headers = {THROTTLE_CAUSE_HEADER: th.cause} if th.cause else None
+    return ServiceError(
+        th.code, th.message, extra={key: [{"reason": th.reason, "resource": th.resource}]}, headers=headers
+    )
 
 
 _NULL_TABLE_NAME = (
@@ -69,7 +74,7 @@ class State:
         self._regions: dict[str, tuple[dict[str, Table], dict[str, dict[str, Any]]]] = {
             config.region: (self.tables, self.ttl)
         }
-        self.tokens: dict[str, tuple[bytes, float]] = {}  # ClientRequestToken -> (request, expiry)
+        self.tokens = TokenStore()
 
     def use_region(self, region: str) -> None:
         """Work on the tables of `region` ("" = the endpoint's own) until the next call."""
@@ -123,20 +128,28 @@ class State:
         if cap is None:
             return None
         name = plan.table.name
+        charged: list[tuple[str, float, str]] = []
         for index, (units, part) in plan.gsi_units.items():
             th = cap.charge(name, index, "write", units * factor, part)
             if th is not None:
-                return th
-        units = plan.table_units + sum(plan.lsi_units.values())
-        return cap.charge(name, None, "write", units * factor, plan.partition)
+                break
+            charged.append((index, units * factor, part))
+        else:
+            units = plan.table_units + sum(plan.lsi_units.values())
+            th = cap.charge(name, None, "write", units * factor, plan.partition)
+        if th is not None:
+            # the write is refused as a whole: the indexes that accepted it give their units back
+            for index, units, part in charged:
+                cap.refund(name, index, "write", units, part)
+        return th
 
-    def condition_failed(self, t: Table, old: Item | None, partition: str, on_fail: bool) -> ServiceError:
+    def condition_failed(self, t: Table, old: StoredItem | None, partition: str, on_fail: bool) -> ServiceError:
         """The error for a failed condition; the service still charges the write units of the item read."""
         if self.capacity is not None:
-            th = self.capacity.charge(t.name, None, "write", write_units(item_size(old)), partition)
+            th = self.capacity.charge(t.name, None, "write", write_units(0 if old is None else old.size), partition)
             if th is not None:
                 return throttle_error(th)
-        return errors.conditional_failed(old if on_fail else None)
+        return errors.conditional_failed(old.item() if on_fail and old is not None else None)
 
     def charge_read(self, t: Table, index: str | None, units: float, partition: str) -> Any:
         if self.capacity is None:

@@ -1,34 +1,62 @@
-"""In-memory tables: items in wire format, kept ordered per partition so Query and Scan page like the service.
+"""In-memory tables: items kept encoded, ordered per partition so Query and Scan page like the service.
 
 Why this shape: every collection (the table and each index) is a dict of partitions, each a sorted list of sort
-keys plus a dict of items. Put/Get are dict lookups; Query is a bisect; Scan walks partitions in the order of a
-hash token of the partition key (like the service's hash order), which also makes Segment/TotalSegments
-contiguous token ranges and lets ExclusiveStartKey resume by bisecting.
+keys plus a dict of items (a table without a sort key maps each partition straight to its one item). Put/Get are
+dict lookups; Query is a bisect; Scan walks partitions in the order of a hash token of the partition key (like the
+service's hash order), which also makes Segment/TotalSegments contiguous token ranges and lets ExclusiveStartKey
+resume by bisecting.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import functools
 import gc
-import hashlib
-import itertools
 import time
-from array import array
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, NamedTuple
+
+import orjson
 
 from dynlocust.local import errors
 from dynlocust.local.limits import HASH_KEY_MAX_BYTES, RANGE_KEY_MAX_BYTES
+from dynlocust.local.token_order import TOKEN_BITS, TokenOrder, token_of
 
 Item = dict[str, Any]
 
-TOKEN_BITS = 32
-_TOKEN_CODE = "I" if array("I").itemsize * 8 >= TOKEN_BITS else "L"  # array typecode of a token
+
+class StoredItem(NamedTuple):
+    """One stored item: its JSON encoding and its size, kept when it is written.
+
+    Why encoded: as the decoded dicts of its request, a 1 KB item held about 2.5 KB of memory; its encoding holds
+    little more than its size. A response carries it as it is (`wire`), so only a request that reads its attributes
+    (a condition, a filter, a projection, an update, an index key) decodes it (`item`), and pages and capacity are
+    priced from `size` without walking it.
+    """
+
+    raw: bytes
+    size: int
+
+    @classmethod
+    def of(cls, item: Item, size: int) -> StoredItem:
+        # copied: the bytes orjson returns keep its whole output buffer (8 KB for a 1 KB item) allocated
+        return cls(bytes(memoryview(orjson.dumps(item))), size)
+
+    def item(self) -> Item:
+        """The item as a fresh dict (the caller may change it)."""
+        return decoded(self.raw)
+
+    def wire(self) -> orjson.Fragment:
+        """The item in a response: its stored encoding, spliced in by orjson."""
+        return orjson.Fragment(self.raw)
+
+
+def decoded(raw: bytes) -> Item:
+    """A stored item's encoding as a fresh dict."""
+    return orjson.loads(raw)
 
 
 def comparable(av: dict[str, Any], typ: str) -> Any:
@@ -48,6 +76,15 @@ def comparable(av: dict[str, Any], typ: str) -> Any:
         return base64.b64decode(v, validate=True)
     except (binascii.Error, ValueError) as exc:
         raise errors.serialization("Base64 encoded length is expected a multiple of 4 bytes") from exc
+
+
+def key_value(value: Any, typ: str) -> dict[str, Any]:
+    """The attribute value of a key's `comparable` value: what a sort-key condition tests, without the item."""
+    if typ == "S":
+        return {"S": value.decode("utf-8")}
+    if typ == "N":
+        return {"N": str(value)}
+    return {"B": base64.b64encode(value).decode("ascii")}
 
 
 def check_key_sizes(hk: Any, sk: Any) -> None:
@@ -81,17 +118,6 @@ def _freeze_survivors(phase: str, info: dict[str, Any]) -> None:
         gc.freeze()
 
 
-try:  # CPython's own MD5: the same digest without OpenSSL's per-call lookup (half the cost of a token)
-    from _md5 import md5 as _md5  # type: ignore[import-not-found]  # a private CPython module: no stub
-except ImportError:  # a build without it
-    _md5 = functools.partial(hashlib.md5, usedforsecurity=False)
-
-
-def token_of(hk: Any) -> int:
-    raw = hk if isinstance(hk, bytes) else str(hk).encode()
-    return int.from_bytes(_md5(raw).digest()[:4], "big")
-
-
 class Partition:
     __slots__ = ("hk", "items", "keys", "token")
 
@@ -99,130 +125,25 @@ class Partition:
         self.hk = hk
         self.token = token_of(hk)
         self.keys: list[Any] = []
-        self.items: dict[Any, Item] = {}
-
-
-class TokenOrder:
-    """The (token, hk) pairs of a collection's partitions, kept in order as partitions come and go.
-
-    Why blocks: one flat sorted list costs an O(n) move per new partition, and sorting on demand costs
-    O(n log n) per Scan page when puts and scans interleave. Blocks of at most `2 * LOAD` pairs, found by bisecting
-    their last pairs, make an insert or a removal a move inside one block and a page a bisect then a walk.
-    Why arrays: the tokens are bisected in contiguous machine integers, each block's and each block's last; a list of
-    (token, hk) tuples made every step of a bisect two pointer chases to random memory, the largest part of a fresh
-    key's PutItem in a large table. Hash keys are compared only between equal tokens.
-    """
-
-    LOAD = 512
-
-    __slots__ = ("_hks", "_last_hks", "_last_toks", "_toks")
-
-    def __init__(self) -> None:
-        self._toks: list[array[int]] = []  # per block, its tokens in order
-        self._hks: list[list[Any]] = []  # per block, the hash keys alongside
-        self._last_toks: array[int] = array(_TOKEN_CODE)  # per block, its last pair's token
-        self._last_hks: list[Any] = []  # ... and hash key
-
-    def _block(self, tok: int, hk: Any, exact: bool) -> int:
-        """The first block whose last pair is at or after (tok, hk); (tok,) alone when not `exact`."""
-        last_toks = self._last_toks
-        i = bisect_left(last_toks, tok)
-        if exact:
-            last_hks, n = self._last_hks, len(last_toks)
-            while i < n and last_toks[i] == tok and last_hks[i] < hk:
-                i += 1
-        return i
-
-    def _slot(self, b: int, tok: int, hk: Any, exact: bool) -> int:
-        """The position of (tok, hk) in block `b`: the first pair at or after it."""
-        toks = self._toks[b]
-        j = bisect_left(toks, tok)
-        if exact:
-            hks, n = self._hks[b], len(toks)
-            while j < n and toks[j] == tok and hks[j] < hk:
-                j += 1
-        return j
-
-    def add(self, pair: tuple[int, Any]) -> None:
-        tok, hk = pair
-        if not self._toks:
-            self._toks.append(array(_TOKEN_CODE, (tok,)))
-            self._hks.append([hk])
-            self._last_toks.append(tok)
-            self._last_hks.append(hk)
-            return
-        i = self._block(tok, hk, True)
-        if i == len(self._toks):
-            i -= 1
-            toks, hks = self._toks[i], self._hks[i]
-            toks.append(tok)
-            hks.append(hk)
-            self._last_toks[i] = tok
-            self._last_hks[i] = hk
-        else:
-            toks, hks = self._toks[i], self._hks[i]
-            j = self._slot(i, tok, hk, True)
-            toks.insert(j, tok)
-            hks.insert(j, hk)
-        if len(toks) > 2 * self.LOAD:
-            half = len(toks) // 2
-            self._toks[i : i + 1] = [toks[:half], toks[half:]]
-            self._hks[i : i + 1] = [hks[:half], hks[half:]]
-            self._last_toks[i : i + 1] = array(_TOKEN_CODE, (toks[half - 1], toks[-1]))
-            self._last_hks[i : i + 1] = [hks[half - 1], hks[-1]]
-
-    def remove(self, pair: tuple[int, Any]) -> None:
-        tok, hk = pair
-        i = self._block(tok, hk, True)
-        if i == len(self._toks):
-            return
-        toks, hks = self._toks[i], self._hks[i]
-        j = self._slot(i, tok, hk, True)
-        if j == len(toks) or toks[j] != tok or hks[j] != hk:
-            return
-        del toks[j]
-        del hks[j]
-        if not toks:
-            del self._toks[i]
-            del self._hks[i]
-            del self._last_toks[i]
-            del self._last_hks[i]
-        elif j == len(toks):
-            self._last_toks[i] = toks[-1]
-            self._last_hks[i] = hks[-1]
-
-    def from_pair(self, pair: tuple[Any, ...]) -> Iterator[tuple[int, Any]]:
-        """The pairs at or after `pair` (a bisect position; `(token,)` starts at a token), in order."""
-        exact = len(pair) > 1
-        tok, hk = pair[0], pair[1] if exact else None
-        i = self._block(tok, hk, exact)
-        if i == len(self._toks):
-            return
-        j = self._slot(i, tok, hk, exact)
-        # indexes, not slices: the caller does not write while it iterates (one request at a time)
-        for b in range(i, len(self._toks)):
-            toks, hks = self._toks[b], self._hks[b]
-            for k in range(j, len(toks)):
-                yield toks[k], hks[k]
-            j = 0
+        self.items: dict[Any, StoredItem] = {}
 
 
 class Collection:
-    """One ordered collection of items (the table itself, or one index)."""
+    """One ordered collection of items (the table itself, or one index): partitions of items sorted by sort key."""
 
     def __init__(self) -> None:
         self.parts: dict[Any, Partition] = {}
         self._order = TokenOrder()
 
-    def get(self, hk: Any, sk: Any) -> Item | None:
+    def get(self, hk: Any, sk: Any) -> StoredItem | None:
         p = self.parts.get(hk)
         return None if p is None else p.items.get(sk)
 
-    def put(self, hk: Any, sk: Any, item: Item) -> None:
+    def put(self, hk: Any, sk: Any, item: StoredItem) -> None:
         p = self.parts.get(hk)
         if p is None:
             p = self.parts[hk] = Partition(hk)
-            self._order.add((p.token, hk))
+            self._order.add((p.token, hk), p)
         if sk not in p.items:
             insort(p.keys, sk)
         p.items[sk] = item
@@ -237,7 +158,7 @@ class Collection:
             del self.parts[hk]
             self._order.remove((p.token, hk))
 
-    def query(self, hk: Any, forward: bool, start: Any = None) -> Iterator[tuple[Any, Item]]:
+    def query(self, hk: Any, forward: bool, start: Any = None) -> Iterator[tuple[Any, StoredItem]]:
         """Items of one partition in sort order, strictly after (or before, backwards) `start` if given."""
         p = self.parts.get(hk)
         if p is None:
@@ -256,25 +177,12 @@ class Collection:
 
     def scan(
         self, segment: int = 0, total: int = 1, start: tuple[Any, Any] | None = None
-    ) -> Iterator[tuple[Any, Any, Item]]:
+    ) -> Iterator[tuple[Any, Any, StoredItem]]:
         """(hk, sk, item) in token order within the segment, strictly after `start` = (hk, sk) if given."""
-        span = 1 << TOKEN_BITS
-        lo_tok = segment * span // total
-        hi_tok = (segment + 1) * span // total
-        pairs: Iterator[tuple[int, Any]] = self._order.from_pair((lo_tok,))
-        first_sk = None
-        if start is not None:
-            shk, first_sk = start
-            pairs = self._order.from_pair((token_of(shk), shk))
-            pairs, first = _peek(pairs)
-            if first is None or first[1] != shk:
-                first_sk = None
-        for tok, hk in pairs:
+        entries, hi_tok, first_sk = self._order.scan_from(segment, total, start)
+        for tok, hk, p in entries:
             if tok >= hi_tok:
                 break
-            p = self.parts.get(hk)
-            if p is None:
-                continue
             keys = p.keys
             j = 0
             if first_sk is not None:
@@ -284,10 +192,91 @@ class Collection:
                 sk = keys[m]
                 yield hk, sk, p.items[sk]
 
+    def scan_items(
+        self, segment: int = 0, total: int = 1, start: tuple[Any, Any] | None = None
+    ) -> Iterator[tuple[bytes, int]]:
+        """(encoding, size) of the items of scan(), alone."""
+        for _, _, item in self.scan(segment, total, start):
+            yield item
 
-def _peek(pairs: Iterator[tuple[int, Any]]) -> tuple[Iterator[tuple[int, Any]], tuple[int, Any] | None]:
-    first = next(pairs, None)
-    return (pairs if first is None else itertools.chain((first,), pairs)), first
+    def scan_page(
+        self, segment: int, total: int, start: tuple[Any, Any] | None, limit: int | None, max_bytes: int
+    ) -> tuple[list[bytes], int, bool] | None:
+        """A whole Scan page's encodings without reading the items one by one (see `HashCollection`), or None: a
+        collection of sorted partitions is read item by item."""
+        return None
+
+
+class HashCollection(Collection):
+    """The items of a table without a sort key: each partition is its one item (its sort key is always 0).
+
+    Why apart: a partition's sorted keys and dict cost about 350 bytes, a third of a 1 KB item, for nothing when a
+    partition can hold only one item.
+    """
+
+    def __init__(self) -> None:
+        self.items: dict[Any, StoredItem] = {}
+        self._order = TokenOrder()
+
+    def get(self, hk: Any, sk: Any) -> StoredItem | None:
+        return self.items.get(hk)
+
+    def put(self, hk: Any, sk: Any, item: StoredItem) -> None:
+        items = self.items
+        if hk in items:
+            self._order.replace((token_of(hk), hk), item.raw, item.size)
+        else:
+            self._order.add((token_of(hk), hk), item.raw, item.size)
+        items[hk] = item
+
+    def remove(self, hk: Any, sk: Any) -> None:
+        if self.items.pop(hk, None) is not None:
+            self._order.remove((token_of(hk), hk))
+
+    def query(self, hk: Any, forward: bool, start: Any = None) -> Iterator[tuple[Any, StoredItem]]:
+        item = self.items.get(hk)
+        if item is not None and start is None:  # nothing follows the one item
+            yield 0, item
+
+    def scan(
+        self, segment: int = 0, total: int = 1, start: tuple[Any, Any] | None = None
+    ) -> Iterator[tuple[Any, Any, StoredItem]]:
+        entries, hi_tok, first_sk = self._order.scan_from(segment, total, start)
+        if first_sk is not None:  # the start item itself: skip it
+            next(entries, None)
+        items = self.items
+        for tok, hk, _ in entries:
+            if tok >= hi_tok:
+                break
+            yield hk, 0, items[hk]
+
+    def scan_items(
+        self, segment: int = 0, total: int = 1, start: tuple[Any, Any] | None = None
+    ) -> Iterator[tuple[bytes, int]]:
+        # from the blocks' own lists: reading each item's hash key or StoredItem cost a read of random memory
+        span = 1 << TOKEN_BITS
+        hi_tok = (segment + 1) * span // total
+        if start is None:
+            return self._order.values_from((segment * span // total,), hi_tok, 0)
+        shk = start[0]
+        return self._order.values_from((token_of(shk), shk), hi_tok, 1 if shk in self.items else 0)
+
+    def scan_page(
+        self, segment: int, total: int, start: tuple[Any, Any] | None, limit: int | None, max_bytes: int
+    ) -> tuple[list[bytes], int, bool]:
+        """(encodings, their total size, whether more follow in the segment) of the page of scan_items() that
+        holds at most `limit` items and `max_bytes` by their sizes (at least one item)."""
+        span = 1 << TOKEN_BITS
+        hi_tok = (segment + 1) * span // total
+        if start is None:
+            return self._order.page((segment * span // total,), 0, hi_tok, limit, max_bytes)
+        shk = start[0]
+        return self._order.page((token_of(shk), shk), 1 if shk in self.items else 0, hi_tok, limit, max_bytes)
+
+
+def collection(ranged: bool) -> Collection:
+    """A table's own collection: partitions of sorted items with a sort key, one item per partition without."""
+    return Collection() if ranged else HashCollection()
 
 
 @dataclass
@@ -442,9 +431,12 @@ class Table:
     stream_label: str | None = None  # LatestStreamLabel: set when a stream is enabled
     sse: dict[str, Any] | None = None  # SSEDescription when SSESpecification enabled KMS encryption
     pay_per_request_since: float | None = None  # LastUpdateToPayPerRequestDateTime
-    base: Collection = field(default_factory=Collection)
+    base: Collection = field(init=False)
     item_count: int = 0
     size_bytes: int = 0
+
+    def __post_init__(self) -> None:
+        self.base = collection(self.key.range_attr is not None)
 
     def status(self, now: float | None = None) -> str:
         return "ACTIVE" if (now if now is not None else time.monotonic()) >= self.active_at else "CREATING"

@@ -10,11 +10,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from dynlocust.dynamodb import MAX_ITEM_SIZE
 from dynlocust.local.attrvalues import item_size, number_size, value_size
 
 __all__ = ["item_size", "number_size", "read_units", "value_size", "write_units"]
 
-ITEM_LIMIT = 400 * 1024
+ITEM_LIMIT = MAX_ITEM_SIZE
 PAGE_LIMIT = 1024 * 1024
 WRITE_UNIT = 1024
 READ_UNIT = 4096

@@ -4,7 +4,7 @@ Why this shape: each operation is the request a careful engineer would write by 
 writes exactly the same requests), so a mapper-vs-raw ratio measures the mapper and nothing else. Every batch or
 transaction is a single call (the reference mapper had no batch get; it fanned out single gets), leftovers are
 reported, never retried, and errors are botocore's own exceptions, so `outcomes.classify` labels them as it labels
-every other call. The client is expected to have retries off (`dynlocust.transport.boto3.make_client`).
+every other call. The client is expected to have retries off (`dynlocust.request.transport.boto3.make_client`).
 """
 
 from __future__ import annotations
@@ -19,14 +19,13 @@ from typing import Any, Generic, TypeVar
 
 import gevent
 
+from dynlocust.dynamodb import MAX_BATCH_GET, MAX_TRANSACT
 from dynlocust.mapper.deserializer import Deserializer
 from dynlocust.mapper.model import Model, ModelError, model_of
 from dynlocust.mapper.serializer import Serializer
 
 T = TypeVar("T")
 
-MAX_TRANSACTION = 100
-MAX_BATCH_GET = 100
 _PLACEHOLDERS = tuple(f":v{i}" for i in range(1024))
 
 
@@ -82,9 +81,9 @@ class Repository(Generic[T]):
     def _transact(self, actions: list[dict[str, Any]], operation: str) -> None:
         if not actions:
             return
-        if len(actions) > MAX_TRANSACTION:
+        if len(actions) > MAX_TRANSACT:
             raise ModelError(
-                f"{self.model.name}.{operation}: expected at most {MAX_TRANSACTION} items in one transaction, "
+                f"{self.model.name}.{operation}: expected at most {MAX_TRANSACT} items in one transaction, "
                 f"found {len(actions)}"
             )
         self.client.transact_write_items(TransactItems=actions)
@@ -329,4 +328,4 @@ class Repository(Generic[T]):
         return [entity(item) for item in self._query_raw(partition, page_size=page_size)]
 
 
-__all__ = ["MAX_BATCH_GET", "MAX_TRANSACTION", "GetManyResult", "Repository"]
+__all__ = ["GetManyResult", "Repository"]

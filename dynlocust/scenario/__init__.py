@@ -1,8 +1,8 @@
-"""Scenarios: the YAML format (``spec``, which builds ``schema.json``), its loader with precise errors, and the
+"""Scenarios: the YAML format (`spec`, which builds `schema.json`), its loader with precise errors, and the
 plan of windows.
 
-Public entry points: ``load_scenario``, ``load_scenario_text``, ``validate_file``, ``build_plan`` and the model
-classes. ``ScenarioError`` is raised for every problem in a scenario.
+Public entry points: `load_scenario`, `load_scenario_text`, `validate_file`, `build_plan` and the model
+classes. `ScenarioError` is raised for every problem in a scenario.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dynlocust.scenario.estimate import estimate
-from dynlocust.scenario.loader import load_scenario, load_scenario_text, parse_duration
+from dynlocust.scenario.loader import load_scenario, load_scenario_text
 from dynlocust.scenario.model import (
     Gsi,
     HotSpotKeys,
@@ -38,6 +38,7 @@ from dynlocust.scenario.model import (
 from dynlocust.scenario.plan import Plan, Window, build_plan
 from dynlocust.scenario.scale import Scaling
 from dynlocust.scenario.spec import SCHEMA_PATH
+from dynlocust.scenario.values import parse_duration
 
 __all__ = [
     "SCHEMA_PATH",
@@ -117,6 +118,9 @@ def describe(scenario: Scenario, scaling: Scaling | None = None) -> str:
         extra = [t.billing if not t.provisioned else f"provisioned r{t.provisioned.read}/w{t.provisioned.write}"]
         if t.gsis:
             extra.append("gsis " + ", ".join(g.name for g in t.gsis))
+            for g in t.gsis:
+                valued = [a for a in (g.partition_key, g.sort_key) if a is not None and a.values is not None]
+                extra += [f"{g.name}.{a.name} values {_keys(a.values)}" for a in valued]
         if t.seed:
             extra.append(f"seed {t.seed.items:,} x {t.seed.item_size:,} B")
         if t.use_existing:
@@ -144,5 +148,5 @@ def describe(scenario: Scenario, scaling: Scaling | None = None) -> str:
 
 
 def validate_file(path: str | Path) -> str:
-    """Load ``path`` and return ``describe`` of it; raises ``ScenarioError`` if it is not a valid scenario."""
+    """Load `path` and return `describe` of it; raises `ScenarioError` if it is not a valid scenario."""
     return describe(load_scenario(path))

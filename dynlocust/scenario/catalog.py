@@ -1,6 +1,6 @@
 """The scenarios shipped with dynlocust, by bare name: `dynlocust run quickstart` works without a clone.
 
-The files live once, in the repository's top-level ``scenarios/``; ``dynlocust/scenario/shipped`` is a symbolic link
+The files live once, in the repository's top-level `scenarios/`; `dynlocust/scenario/shipped` is a symbolic link
 to it, so the wheel carries them as package data and a checkout reads the very same files.
 """
 
@@ -27,7 +27,7 @@ class ShippedScenario:
     summary: str
     """The first sentence of its description."""
     target: str
-    """``local`` (the embedded endpoint) or ``remote`` (AWS or an endpoint you give)."""
+    """`local` (the embedded endpoint) or `remote` (AWS or an endpoint you give)."""
 
 
 def shipped_names() -> list[str]:

@@ -2,7 +2,7 @@
 
 Every class is a frozen dataclass so a scenario can be shared by the master, the workers and the report without
 anyone changing it under the others. Durations are seconds (float), rates are requests/s of the whole fleet, sizes
-are bytes. The loader (``dynlocust.scenario.loader``) is the only place that builds these from text and the only
+are bytes. The loader (`dynlocust.scenario.loader`) is the only place that builds these from text and the only
 place that checks them; the constructors trust their arguments.
 """
 
@@ -47,19 +47,12 @@ OP_KINDS: tuple[OpKind, ...] = (
 )
 #: Operations that create new items: their keys default to the workload's key distribution. Every other operation
 #: addresses items that must already exist to mean anything, so its keys default to the table's seeded keyspace.
-#: (Whether a request *writes* is the API's business: `dynlocust.record.is_write`.)
+#: (Whether a request *writes* is the API's business: `dynlocust.request.record.is_write`.)
 FRESH_KEY_OPS: frozenset[OpKind] = frozenset({"put", "conditional_put", "transact_write", "batch_write"})
-
-MAX_ITEM_SIZE = 400 * 1024
-MAX_BATCH_WRITE = 25
-MAX_BATCH_GET = 100
-MAX_TRANSACT = 100
-MAX_TRANSACT_BYTES = 4 * 1024 * 1024
-MAX_BATCH_WRITE_BYTES = 16 * 1024 * 1024
 
 
 class ScenarioError(DynlocustError):
-    """A scenario cannot be used as written; the message is one paragraph: ``file:line: key.path: what``."""
+    """A scenario cannot be used as written; the message is one paragraph: `file:line: key.path: what`."""
 
     def __init__(self, source: str, line: int | None, path: str, message: str) -> None:
         self.source = source
@@ -75,7 +68,7 @@ class ScenarioError(DynlocustError):
 
 @dataclass(frozen=True)
 class LocalTarget:
-    """The embedded local endpoint; ``capacity_scale`` shrinks the emulated capacity so a laptop can hit it."""
+    """The embedded local endpoint; `capacity_scale` shrinks the emulated capacity so a laptop can hit it."""
 
     capacity_scale: float = 1.0
     time_scale: float = 1.0
@@ -83,7 +76,7 @@ class LocalTarget:
 
 @dataclass(frozen=True)
 class RemoteTarget:
-    """A real (or compatible) endpoint. Fields left ``None`` come from command-line options / env at run time."""
+    """A real (or compatible) endpoint. Fields left `None` come from command-line options / env at run time."""
 
     endpoint: str | None = None
     region: str | None = None
@@ -96,10 +89,18 @@ Target = LocalTarget | RemoteTarget
 # --------------------------------------------------------------------------------------------------- tables
 
 
+GSI_VALUES = 100
+"""Distinct values a GSI key attribute without `values` gets (a hash of the item key): few enough that a GSI query
+finds items, enough to spread them."""
+
+
 @dataclass(frozen=True)
 class KeyAttribute:
+    """A key attribute; `values` (GSI key attributes only) is the distribution writes draw its values from."""
+
     name: str
     type: KeyType = "S"
+    values: KeySpec | None = None
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,7 @@ class Gsi:
 
 @dataclass(frozen=True)
 class Seed:
-    """Items written before the run so reads find something: keys ``keyspace_key(0 .. items-1)``."""
+    """Items written before the run so reads find something: keys `keyspace_key(0 .. items-1)`."""
 
     items: int
     item_size: int = 1024
@@ -132,8 +133,8 @@ class Seed:
 
 @dataclass(frozen=True)
 class Table:
-    """One table of the scenario. ``name`` is logical: the run creates ``<name>-<run id>`` unless
-    ``use_existing`` is set, in which case it writes into ``existing_table_name`` (acknowledged explicitly)."""
+    """One table of the scenario. `name` is logical: the run creates `<name>-<run id>` unless
+    `use_existing` is set, in which case it writes into `existing_table_name` (acknowledged explicitly)."""
 
     name: str
     partition_key: KeyAttribute
@@ -152,7 +153,7 @@ class Table:
 
     @property
     def keyspace(self) -> int | None:
-        """Number of seeded partition keys (``None`` if the table is not seeded)."""
+        """Number of seeded partition keys (`None` if the table is not seeded)."""
         if self.seed is None:
             return None
         return -(-self.seed.items // self.seed.items_per_partition)
@@ -163,14 +164,14 @@ class Table:
 
 @dataclass(frozen=True)
 class UniformKeys:
-    """Uniform keys: fresh random UUIDs, or uniform over ``keyspace`` keys when one is known."""
+    """Uniform keys: fresh random UUIDs, or uniform over `keyspace` keys when one is known."""
 
     keyspace: int | None = None
 
 
 @dataclass(frozen=True)
 class ZipfKeys:
-    """Zipf over ``keyspace`` keys ranked 0..N-1: P(rank k) ~ 1/(k+1)^s."""
+    """Zipf over `keyspace` keys ranked 0..N-1: P(rank k) ~ 1/(k+1)^s."""
 
     s: float = 1.1
     keyspace: int | None = None
@@ -178,7 +179,7 @@ class ZipfKeys:
 
 @dataclass(frozen=True)
 class HotSpotKeys:
-    """A ``fraction`` of the keyspace receives ``traffic`` of the requests."""
+    """A `fraction` of the keyspace receives `traffic` of the requests."""
 
     fraction: float = 0.01
     traffic: float = 0.9
@@ -187,7 +188,7 @@ class HotSpotKeys:
 
 @dataclass(frozen=True)
 class SequentialKeys:
-    """Keys ``start, start+1, ...``, strided across workers so no two workers produce the same key."""
+    """Keys `start, start+1, ...`, strided across workers so no two workers produce the same key."""
 
     start: int = 0
     keyspace: int | None = None
@@ -195,7 +196,7 @@ class SequentialKeys:
 
 @dataclass(frozen=True)
 class ShardedKeys:
-    """Write sharding: each base key gets a suffix ``#<shard>`` with shard in 0..shards-1."""
+    """Write sharding: each base key gets a suffix `#<shard>` with shard in 0..shards-1."""
 
     shards: int = 4
     mode: ShardMode = "hash"
@@ -212,9 +213,9 @@ KeySpec = UniformKeys | ZipfKeys | HotSpotKeys | SequentialKeys | ShardedKeys
 class Operation:
     """One entry of the weighted operation mix.
 
-    ``keys`` is resolved by the loader: the op's own ``keys``, else the workload's, with a missing keyspace
-    filled in from the table's seed for operations that read existing items; ``None`` only for ``scan``.
-    ``items`` is the number of items per call for batch and transaction operations, 1 otherwise.
+    `keys` is resolved by the loader: the op's own `keys`, else the workload's, with a missing keyspace
+    filled in from the table's seed for operations that read existing items; `None` only for `scan`.
+    `items` is the number of items per call for batch and transaction operations, 1 otherwise.
     """
 
     op: OpKind
@@ -254,7 +255,7 @@ class Step:
 
 @dataclass(frozen=True)
 class Phase:
-    """A named group of steps; ``kind`` records the sugar it was written with (ramp, steps, hold)."""
+    """A named group of steps; `kind` records the sugar it was written with (ramp, steps, hold)."""
 
     name: str
     kind: Literal["ramp", "steps", "hold"]
@@ -275,10 +276,10 @@ class Limits:
 
 @dataclass(frozen=True)
 class Slo:
-    """A per-window pass/fail rule. ``window`` is ``"all"``, a window index, or a phase name.
+    """A per-window pass/fail rule. `window` is `"all"`, a window index (a scenario's number - 1), or a phase.
 
-    The rule only applies to windows whose offered rate is within ``[applies_from_rate, applies_below_rate)``.
-    Thresholds left ``None`` are not checked.
+    The rule only applies to windows whose offered rate is within `[applies_from_rate, applies_below_rate)`.
+    Thresholds left `None` are not checked.
     """
 
     window: str | int = "all"

@@ -1,8 +1,8 @@
 """The plan: a scenario's phases laid out as absolute windows on a shared T0 (the fleet's planned windows).
 
 Pure functions, no I/O, no clock: the master picks T0 and sends it; every worker rebuilds the same plan from the
-same scenario and T0, so windows line up by index across the fleet. A window plans ``half_up(rate * duration)``
-requests, the pacer's own rounding; each worker's share of a window is `dynlocust.pacing.split_segment`'s.
+same scenario and T0, so windows line up by index across the fleet. A window plans `half_up(rate * duration)`
+requests, the pacer's own rounding; each worker's share of a window is `dynlocust.run.pacing.split_segment`'s.
 """
 
 from __future__ import annotations
@@ -15,6 +15,12 @@ from functools import cached_property
 from dynlocust.scenario.model import Scenario
 
 
+def window_number(index: int) -> int:
+    """How people count windows (from 1) in the console, SLO messages, the reports, diffs and a scenario's
+    `slos: window:`; records and files keep the 0-based index."""
+    return index + 1
+
+
 def half_up(x: float) -> int:
     """The one rounding rule of planned counts (the plan's totals, the pacer's sends): half up, never half to even."""
     return math.floor(x + 0.5)
@@ -22,9 +28,9 @@ def half_up(x: float) -> int:
 
 @dataclass(frozen=True)
 class Window:
-    """A planned window: one step of offered load for the whole fleet. ``start`` is absolute (epoch seconds, T0 +
-    offset). Each worker paces its share of it, a `dynlocust.pacing.Segment`; its tally is a
-    `dynlocust.windows.WindowStats` and, once closed, its record a `dynlocust.windows.ClosedRecord`."""
+    """A planned window: one step of offered load for the whole fleet. `start` is absolute (epoch seconds, T0 +
+    offset). Each worker paces its share of it, a `dynlocust.run.pacing.Segment`; its tally is a
+    `dynlocust.run.tally.WindowStats` and, once closed, its record a `dynlocust.run.closed_window.ClosedWindow`."""
 
     index: int
     start: float
@@ -64,7 +70,7 @@ class Plan:
         return [w.start for w in self.windows]
 
     def window_at(self, t: float) -> Window | None:
-        """The window containing absolute time ``t`` (start inclusive, end exclusive), or ``None`` outside the plan."""
+        """The window containing absolute time `t` (start inclusive, end exclusive), or `None` outside the plan."""
         i = bisect.bisect_right(self._starts, t) - 1
         # Only the last window's end is checked: windows are contiguous by construction, and comparing with the
         # next start (not start + duration) leaves no float gap between them.
@@ -74,7 +80,7 @@ class Plan:
 
 
 def build_plan(scenario: Scenario, *, t0: float) -> Plan:
-    """Lay the scenario's steps end to end from ``t0``."""
+    """Lay the scenario's steps end to end from `t0`."""
     windows: list[Window] = []
     offset = 0.0
     for phase in scenario.phases:

@@ -31,7 +31,7 @@ MAX_FACTOR = 1000.0
 
 @dataclass(frozen=True)
 class Scaling:
-    """Factors from the command line; ``None`` capacity/time mean "follow the rates" / "follow the windows"."""
+    """Factors from the command line; `None` capacity/time mean "follow the rates" / "follow the windows"."""
 
     local: bool = False
     rate: float = 1.0
@@ -52,8 +52,14 @@ class Scaling:
         return self == Scaling()
 
     def describe(self) -> str:
-        """One line for the console: ``--local, rates x0.025, windows x0.25``."""
-        return ("--local, " if self.local else "") + f"rates x{self.rate:g}, windows x{self.duration:g}"
+        """One line for the console: `--local, rates x0.025, windows x0.25`; a given capacity or clock factor too, since
+        it multiplies the scenario's own `capacity_scale` / `time_scale` rather than replacing them."""
+        line = ("--local, " if self.local else "") + f"rates x{self.rate:g}, windows x{self.duration:g}"
+        if self.capacity is not None:
+            line += f", capacity x{self.capacity:g}"
+        if self.time is not None:
+            line += f", clock x{self.time:g}"
+        return line
 
 
 def factor(option: str, raw: object) -> float:

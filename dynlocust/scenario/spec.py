@@ -1,11 +1,11 @@
 """The scenario format, written once: every mapping's keys, which are required, the bounds and the choices.
 
-The loader (``dynlocust.scenario.loader``) takes each mapping's keys and every bound from here, and
-``json_schema()`` builds ``schema.json`` from the same sections, so the two cannot disagree about what a key is
+The loader (`dynlocust.scenario.loader`) takes each mapping's keys and every bound from here, and
+`json_schema()` builds `schema.json` from the same sections, so the two cannot disagree about what a key is
 called, whether it is required or how large it may be. The loader adds what a JSON Schema cannot say well: the
-rules that relate one field to another (an operation names a declared table, ``query`` needs a sort key, a
-transaction stays under 4 MB, the plan fits ``max_requests``...) and messages that name file, line, key path,
-expectation and find. ``write_schema()`` rewrites ``schema.json``; a unit test fails when
+rules that relate one field to another (an operation names a declared table, `query` needs a sort key, a
+transaction stays under 4 MB, the plan fits `max_requests`...) and messages that name file, line, key path,
+expectation and find. `write_schema()` rewrites `schema.json`; a unit test fails when
 the shipped file differs from what this module builds.
 """
 
@@ -16,11 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
 
+from dynlocust.dynamodb import MAX_BATCH_GET, MAX_BATCH_WRITE, MAX_ITEM_SIZE, MAX_TRANSACT
 from dynlocust.scenario.model import (
-    MAX_BATCH_GET,
-    MAX_BATCH_WRITE,
-    MAX_ITEM_SIZE,
-    MAX_TRANSACT,
+    GSI_VALUES,
     OP_KINDS,
     KeyType,
     ShardMode,
@@ -53,7 +51,7 @@ MAX_TABLE_NAME = 200
 NAME_PATTERN = r"^[A-Za-z0-9_.-]+$"
 REGION_PATTERN = r"^[a-z]{2}(-[a-z]+)+-\d+$"
 DURATION_PART_PATTERN = r"(\d+(?:\.\d*)?|\.\d+)\s*(ms|s|m|h)"
-"""One part of a duration written as text: ``15s``, ``2m``, ``1h``, ``250ms`` (``1m30s`` has two)."""
+"""One part of a duration written as text: `15s`, `2m`, `1h`, `250ms` (`1m30s` has two)."""
 DURATION_PATTERN = rf"^(?=.*[1-9])\s*(({DURATION_PART_PATTERN}\s*)+|\d+(\.\d*)?|\.\d+)\s*$"
 """A duration as text (not zero): parts, or a bare number of seconds."""
 SIZE_PATTERN = r"^\s*(\d+(?:\.\d*)?)\s*([bB]|[kK][iI]?[bB]|[mM][iI]?[bB])?\s*$"
@@ -64,7 +62,7 @@ KEY_TYPES: tuple[KeyType, ...] = get_args(KeyType)
 TRANSPORTS: tuple[TransportName, ...] = get_args(TransportName)
 SHARD_MODES: tuple[ShardMode, ...] = get_args(ShardMode)
 PROJECTIONS = ("all", "keys_only")
-"""Projections written as a word; ``{include: [...]}`` is the third."""
+"""Projections written as a word; `{include: [...]}` is the third."""
 PHASE_KINDS = ("ramp", "steps", "hold")
 MAX_ITEMS: dict[str, int] = {"transact_write": MAX_TRANSACT, "batch_write": MAX_BATCH_WRITE, "batch_get": MAX_BATCH_GET}
 """Items per call of the operations that take several."""
@@ -110,7 +108,7 @@ def _ratio(*, zero_ok: bool = True, below_one: bool = False) -> dict[str, Any]:
 
 
 def _text(pattern: str = r"\S", **extra: Any) -> dict[str, Any]:
-    """Text that is not blank (or that matches ``pattern``)."""
+    """Text that is not blank (or that matches `pattern`)."""
     return {"type": "string", "pattern": pattern, **extra}
 
 
@@ -150,7 +148,7 @@ class Section:
 
 
 def any_of(*sections: Section) -> Section:
-    """The keys of any of ``sections`` (required where every one requires them): how the loader reads a mapping
+    """The keys of any of `sections` (required where every one requires them): how the loader reads a mapping
     before it knows which alternative it is, so that it can name an unknown key whichever was meant."""
     fields = {k: v for s in sections for k, v in s.fields.items()}
     return Section(fields, tuple(k for k in fields if all(k in s.required for s in sections)))
@@ -168,6 +166,18 @@ REMOTE_TARGET = Section(
 )
 TARGET = any_of(LOCAL, REMOTE_TARGET)
 KEY_ATTRIBUTE = Section({"name": _text(), "type": _enum(KEY_TYPES, default="S")}, ("name",))
+GSI_KEY_ATTRIBUTE = Section(
+    {
+        **KEY_ATTRIBUTE.fields,
+        "values": {
+            **_ref("keys"),
+            "description": "The values writes give this attribute: a key distribution (a hot_spot is a hot index "
+            f"partition). Default: a hash of the item's key into {GSI_VALUES} values. Not for an attribute of the "
+            "table's key.",
+        },
+    },
+    ("name",),
+)
 THROUGHPUT = Section(
     {"read": _integer(maximum=MAX_CAPACITY_UNITS), "write": _integer(maximum=MAX_CAPACITY_UNITS)}, ("read", "write")
 )
@@ -176,8 +186,8 @@ PROJECTION_INCLUDE = Section({"include": _list(_text())}, ("include",))
 GSI = Section(
     {
         "name": _text(NAME_PATTERN),
-        "partition_key": _ref("key_attribute"),
-        "sort_key": _ref("key_attribute"),
+        "partition_key": _ref("gsi_key_attribute"),
+        "sort_key": _ref("gsi_key_attribute"),
         "projection": {"oneOf": [_enum(PROJECTIONS), PROJECTION_INCLUDE.schema()], "default": "all"},
         "provisioned": _ref("throughput"),
         "max_on_demand": _ref("throughput"),
@@ -200,7 +210,12 @@ TABLE = Section(
         "partition_key": _ref("key_attribute"),
         "sort_key": _ref("key_attribute"),
         "billing": {"oneOf": [{"const": "on_demand"}, BILLING_PROVISIONED.schema()], "default": "on_demand"},
-        "warm_throughput": _ref("throughput"),
+        "warm_throughput": {
+            **_ref("throughput"),
+            "description": "Units/s the table takes at once (CreateTable's WarmThroughput); the run checks the first "
+            "window against it. At least 12,000 read and 4,000 write on demand (a new table's own), or the "
+            "provisioned capacity.",
+        },
         "max_on_demand": _ref("throughput"),
         "gsis": _list(_ref("gsi"), min_items=0, maxItems=MAX_GSIS),
         "use_existing": {"type": "boolean", "description": "Write into existing_table_name instead of a new table."},
@@ -241,11 +256,11 @@ KEYSPACE = _integer(maximum=MAX_KEYSPACE)
 
 
 def _distribution(name: str, fields: dict[str, dict[str, Any]]) -> Section:
-    """``distribution: name`` and its parameters; only uniform, the default, may leave ``distribution`` out."""
+    """`distribution: name` and its parameters; only uniform, the default, may leave `distribution` out."""
     return Section({"distribution": {"const": name}, **fields}, () if name == "uniform" else ("distribution",))
 
 
-#: Each key distribution: ``distribution`` and its own parameters.
+#: Each key distribution: `distribution` and its own parameters.
 DISTRIBUTIONS: dict[str, Section] = {
     "uniform": _distribution("uniform", {"keyspace": KEYSPACE}),
     "zipf": _distribution("zipf", {"s": _positive(default=1.1), "keyspace": _integer(maximum=MAX_ZIPF_KEYSPACE)}),
@@ -309,7 +324,7 @@ def _operation(op: str) -> Section:
     return Section({**common, **own}, ("op", "index") if op == "gsi_query" else ("op",))
 
 
-#: Each operation kind's keys (the common ones, less ``keys`` for ``scan``, plus its own).
+#: Each operation kind's keys (the common ones, less `keys` for `scan`, plus its own).
 OPERATIONS: dict[str, Section] = {op: _operation(op) for op in OP_KINDS}
 
 RAMP = Section(
@@ -334,9 +349,9 @@ LIMITS = Section(
 SLO = Section(
     {
         "window": {
-            "oneOf": [{"type": "integer", "minimum": 0}, {"type": "string"}],
+            "oneOf": [{"type": "integer", "minimum": 1}, {"type": "string"}],
             "default": "all",
-            "description": "all, a window index, or a phase name",
+            "description": "all, a window number (the first window is 1), or a phase name",
         },
         **{k: _positive() if k.endswith("_ms") else _ratio(zero_ok=k != "min_achieved_ratio") for k in SLO_THRESHOLDS},
         "applies_below_rate": _ref("rate"),
@@ -383,6 +398,14 @@ TOP = Section(
 )
 
 
+LOADER_RULES = (
+    "The loader (dynlocust.scenario.loader) enforces this schema plus the rules that relate fields to each other: "
+    "ops name declared tables and GSIs, query needs a sort key, transactions stay under 4 MB, remote targets need "
+    "both limits, max_requests covers the plan, etc."
+)
+"""What the loader checks beyond the schema, said in the schema's description and on the documentation page."""
+
+
 def json_schema() -> dict[str, Any]:
     """The scenario format as a JSON Schema (draft 2020-12), built from the sections above."""
     distributions = [s.schema() for s in DISTRIBUTIONS.values()]
@@ -391,12 +414,8 @@ def json_schema() -> dict[str, Any]:
             "$schema": "https://json-schema.org/draft/2020-12/schema",
             "$id": "https://dynlocust.invalid/scenario.schema.json",
             "title": "dynlocust scenario",
-            "description": (
-                "A load-test scenario. Generated by dynlocust.scenario.spec.write_schema()"
-                "; do not edit by hand. The loader (dynlocust.scenario.loader) enforces this schema plus the rules "
-                "that relate fields to each other: ops name declared tables and GSIs, query needs a sort key, "
-                "transactions stay under 4 MB, remote targets need both limits, max_requests covers the plan, etc."
-            ),
+            "description": "A load-test scenario. Generated by dynlocust.scenario.spec.write_schema()"
+            "; do not edit by hand. " + LOADER_RULES,
             "$defs": {
                 "duration": {
                     "description": "Seconds, or text like 15s, 2m, 1h, 250ms, 1m30s.",
@@ -408,6 +427,7 @@ def json_schema() -> dict[str, Any]:
                 },
                 "rate": _positive(MAX_RATE, description="Requests per second offered by the whole fleet."),
                 "key_attribute": {"oneOf": [_text(), KEY_ATTRIBUTE.schema()]},
+                "gsi_key_attribute": {"oneOf": [_text(), GSI_KEY_ATTRIBUTE.schema()]},
                 "throughput": THROUGHPUT.schema(),
                 "keys": {
                     "description": "Key distribution. Shorthand: the distribution name alone.",
@@ -432,5 +452,5 @@ def schema_text() -> str:
 
 
 def write_schema() -> None:
-    """Rewrite ``schema.json`` from this module (after a change to the format)."""
+    """Rewrite `schema.json` from this module (after a change to the format)."""
     SCHEMA_PATH.write_text(schema_text())

@@ -1,6 +1,6 @@
 """`dynlocust init`: a starter project that runs as written (locustfile, scenario, locust.conf, README).
 
-The files are package data in ``files/``, copied byte for byte, so what a test runs is what a user gets.
+The files are package data in `files/`, copied byte for byte, so what a test runs is what a user gets.
 """
 
 from __future__ import annotations

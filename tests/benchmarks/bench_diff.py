@@ -22,10 +22,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from dynlocust.diff.errors import DiffError  # noqa: E402
-from dynlocust.diff.load import RunSide, load_side  # noqa: E402
-from dynlocust.diff.runs import QUANTILES, diff_runs  # noqa: E402
-from dynlocust.diff.stats import RUN_NOISE  # noqa: E402
+from dynlocust.observe.diff.errors import DiffError  # noqa: E402
+from dynlocust.observe.diff.load import RunSide, load_side  # noqa: E402
+from dynlocust.observe.diff.runs import QUANTILES, diff_runs  # noqa: E402
+from dynlocust.observe.diff.stats import RUN_NOISE  # noqa: E402
 
 SCENARIO = """\
 name: diff-noise
@@ -79,7 +79,7 @@ def main() -> int:
                 if args.ignore_client_bound:
                     for w in [*base.report.windows, *new.report.windows]:
                         throttled = w.summary["throttled"] or w.summary["unprocessed_requests"]
-                        if w.verdict == "client-bound":  # what `windows.verdict` says next, minus errors
+                        if w.verdict == "client-bound":  # what `verdict.verdict` says next, minus errors
                             w.verdict = "throttled" if throttled else "ok"
                 every = diff_runs(base, new).cells
                 cells = [c for c in every if c.significant]

@@ -41,11 +41,10 @@ import gevent  # noqa: E402
 import orjson  # noqa: E402
 import psutil  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from bench_local_endpoint import Conn, request, start_moto, stop  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 from dynlocust.local.embedded import LocalEndpoint  # noqa: E402
+from tests.benchmarks.bench_local_endpoint import Conn, request, start_moto, stop  # noqa: E402
 
 TABLE = "bench-scaling"
 PAD = "x" * 980
@@ -249,7 +248,7 @@ def growth(ours: Server, args: argparse.Namespace) -> None:
             for op in GROWTH_OPS:
                 # a pair of cells back to back shares the machine's mood: the median of the pairs' ratios, and the
                 # least disturbed absolute cost (other processes only ever add cost)
-                ratios, big, calls = [], float("inf"), 0
+                ratios, big, calls = [], float("inf"), 0.0
                 for _ in range(args.repeats):
                     ref = measure(reference, op, args.seconds, args.clients)["cpu_us"]
                     result = measure(ours, op, args.seconds, args.clients)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from dynlocust.diff.stats import ALPHA, log_ratio_test, rank_ratio_test
+from dynlocust.observe.diff.stats import ALPHA, log_ratio_test, rank_ratio_test
 
 
 def draw(rng: random.Random, runs: int, center: float, noise: float, contaminated: float) -> list[float]:

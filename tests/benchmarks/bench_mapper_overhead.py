@@ -14,7 +14,8 @@ import statistics
 import locust  # noqa: F401 - first: gevent patching before botocore
 
 from dynlocust.local.embedded import LocalEndpoint
-from dynlocust.mapper.compare import format_table, run
+from dynlocust.plugin.compare import run
+from dynlocust.plugin.compare_measure import format_table
 
 TARGET = 1.05
 

@@ -47,16 +47,19 @@ from gevent.event import Event
 from dynlocust.local.embedded import LocalEndpoint
 from dynlocust.mapper.model import entity, model_of
 from dynlocust.mapper.repository import Repository
-from dynlocust.mapper_users import MapperUser, configure_pynamodb, resource_table
-from dynlocust.settings import Settings
-from dynlocust.transport.boto3 import make_client
+from dynlocust.plugin.mapper_users import MapperUser, configure_pynamodb, resource_table
+from dynlocust.plugin.settings import Settings
+from dynlocust.request.transport.boto3 import make_client
 
 TARGET = 1.05
 WAYS = ("direct", "user", "raw")
 OPERATIONS = ("save", "get", "query", "transaction", "batch get")
 PARTITION = "q50"
 SETTINGS = Settings()  # what MapperUser gets in a bare Environment: the direct side is configured the same
-TIMEOUTS = {"connect_timeout": SETTINGS.connect_timeout, "read_timeout": SETTINGS.effective_read_timeout}
+TIMEOUTS: dict[str, Any] = {
+    "connect_timeout": SETTINGS.connect_timeout,
+    "read_timeout": SETTINGS.effective_read_timeout,
+}
 
 
 @entity(table="bench-mapper-user", partition_key="pk", sort_key="sk")

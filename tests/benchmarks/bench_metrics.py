@@ -29,12 +29,12 @@ from locust.event import Events  # noqa: E402
 
 from prometheus_client import CollectorRegistry  # noqa: E402
 
-from dynlocust.client import REQUEST_TYPE, DynamoDBClient  # noqa: E402
 from dynlocust.local.embedded import LocalEndpoint  # noqa: E402
-from dynlocust.metrics import Metrics  # noqa: E402
-from dynlocust.outcomes import classify  # noqa: E402
-from dynlocust.record import RequestRecord, consumed_capacity  # noqa: E402
-from dynlocust.transport.boto3 import make_client  # noqa: E402
+from dynlocust.observe.metrics import Metrics  # noqa: E402
+from dynlocust.request.client import REQUEST_TYPE, DynamoDBClient  # noqa: E402
+from dynlocust.request.outcomes import classify  # noqa: E402
+from dynlocust.request.record import RequestRecord, consumed_capacity  # noqa: E402
+from dynlocust.request.transport.boto3 import make_client  # noqa: E402
 
 TABLE = "bench-metrics"
 PADDING = "x" * 1000
@@ -86,7 +86,7 @@ def main() -> None:
         )
         raw.get_waiter("table_exists").wait(TableName=TABLE, WaiterConfig={"Delay": 0.2, "MaxAttempts": 100})
         environment = Environment(events=Events())
-        environment.create_local_runner()  # Locust's own stats listener, on in both modes
+        runner = environment.create_local_runner()  # Locust's own stats listener, on in both modes
         metrics = Metrics(CollectorRegistry())
         client = DynamoDBClient(raw, environment.events.request, deadline=8.0)
         round_cpu(client, 100)  # warm up connections and botocore caches
@@ -97,7 +97,7 @@ def main() -> None:
             environment.events.request.add_listener(metrics.on_request)
             on.append(round_cpu(client, args.requests))
             environment.events.request.remove_listener(metrics.on_request)
-        environment.runner.quit()
+        runner.quit()
         alone = listener_cost(Metrics(CollectorRegistry()))
     finally:
         endpoint.stop()

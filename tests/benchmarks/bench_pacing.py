@@ -14,7 +14,7 @@ import time
 
 import gevent
 
-from dynlocust.pacing import Pacer, Segment
+from dynlocust.run.pacing import Pacer, Segment
 
 PAYLOAD = {f"attr{i}": {"S": "x" * 20, "N": str(i * 1.5)} for i in range(12)}
 

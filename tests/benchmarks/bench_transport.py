@@ -32,11 +32,11 @@ from locust.env import Environment  # noqa: E402
 
 import gevent  # noqa: E402
 
-from dynlocust import plugin  # noqa: E402
-from dynlocust.fast_users import FastDynamoDBUser  # noqa: E402
 from dynlocust.local.embedded import LocalEndpoint  # noqa: E402
-from dynlocust.transport.boto3 import make_client  # noqa: E402
-from dynlocust.users import DynamoDBUser  # noqa: E402
+from dynlocust.plugin import options  # noqa: E402
+from dynlocust.plugin.fast_users import FastDynamoDBUser  # noqa: E402
+from dynlocust.plugin.users import DynamoDBUser  # noqa: E402
+from dynlocust.request.transport.boto3 import make_client  # noqa: E402
 
 TABLE = "bench-transport"
 ITEM = {"pk": {"S": "key-0"}, "payload": {"S": "x" * 200}, "n": {"N": "42"}}
@@ -46,7 +46,7 @@ _ = locust
 def make_user_class(base: type, host: str, op: str, verify: bool | str) -> type:
     counter = {"i": 0}
 
-    class Bench(base):  # type: ignore[misc, valid-type]
+    class Bench(base):
         abstract = False
         wait_time = constant(0)
 
@@ -68,7 +68,11 @@ def make_user_class(base: type, host: str, op: str, verify: bool | str) -> type:
 def measure(
     base: type, host: str, op: str, users: int, seconds: float, verify: bool | str = True, warmup: float = 1.0
 ) -> dict[str, float]:
-    user_class = make_user_class(base, host, op, verify)
+    return measure_loop(make_user_class(base, host, op, verify), users, seconds, warmup=warmup)
+
+
+def measure_loop(user_class: type, users: int, seconds: float, *, warmup: float = 1.0) -> dict[str, float]:
+    """`users` of `user_class` in a local runner: requests, failures and this process's CPU over `seconds`."""
     env = Environment(user_classes=[user_class])
     runner = env.create_local_runner()
     runner.start(users, spawn_rate=min(users * 10, 100))
@@ -78,7 +82,7 @@ def measure(
     gevent.sleep(seconds)
     n1, f1, c1, t1 = stats.num_requests, stats.num_failures, time.process_time(), time.perf_counter()
     runner.quit()
-    for client in plugin.state_for(env).clients.values():
+    for client in options.state_for(env).clients.values():
         client.close()
     requests = n1 - n0
     cpu = c1 - c0

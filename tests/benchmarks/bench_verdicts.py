@@ -22,7 +22,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from dynlocust.results import read_results  # noqa: E402
+from dynlocust.run.results import read_results  # noqa: E402
 
 QUICKSTART = ROOT / "scenarios" / "quickstart.yaml"
 HOG = ROOT / "tests" / "integration" / "hog_locustfile.py"

@@ -23,6 +23,7 @@ _HOP_BY_HOP = frozenset(("connection", "keep-alive", "transfer-encoding", "conte
 
 def _forward(base: str, method: str, path: str, headers: dict[str, str], body: bytes) -> tuple[int, list, bytes]:
     parts = urlsplit(base)
+    assert parts.hostname is not None, base
     conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
     try:
         conn.request(method, path, body=body, headers={**headers, "Host": parts.netloc})
@@ -81,6 +82,7 @@ class Router:
     @property
     def url(self) -> str:
         host, port = self._server.server_address[:2]
+        assert isinstance(host, str), host
         return f"http://{host}:{port}"
 
     def start(self) -> None:

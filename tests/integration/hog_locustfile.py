@@ -9,7 +9,7 @@ from locust import events
 
 import gevent
 
-from dynlocust.hooks import ScenarioUser
+from dynlocust.plugin.scenario_user import ScenarioUser
 
 __all__ = ["ScenarioUser"]
 

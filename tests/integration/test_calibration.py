@@ -16,30 +16,20 @@ import pytest
 
 from dynlocust.local.embedded import LocalEndpoint
 from tests.support.runs import run_dynlocust
+from tests.support.scenarios import scenario_yaml
 
 SCALE = 0.01
 CEILING = 4130 * SCALE
 
-STEPS = """\
-name: ceiling
-target: {local: {capacity_scale: 0.01}}
-tables: [{name: t, partition_key: {name: pk, type: S}}]
-workload: {item_size: 900, operations: [{op: put, weight: 1}]}
-phases:
-  - steps:
-      - {rate: 10, window: 5s}
-      - {rate: 20, window: 5s}
-      - {rate: 30, window: 5s}
-      - {rate: 40, window: 5s}
-      - {rate: 50, window: 8s}
-      - {rate: 15, window: 5s}
-      - {rate: 60, window: 6s}
-      - {rate: 15, window: 5s}
-      - {rate: 80, window: 6s}
-concurrency: 10
-deadline: 2s
-bin: 1s
-"""
+_RATES = ((10, 5), (20, 5), (30, 5), (40, 5), (50, 8), (15, 5), (60, 6), (15, 5), (80, 6))
+STEPS = scenario_yaml(
+    "ceiling",
+    "steps: [" + ", ".join(f"{{rate: {rate}, window: {window}s}}" for rate, window in _RATES) + "]",
+    target="{local: {capacity_scale: 0.01}}",
+    transport=None,
+    item_size=900,
+    concurrency=10,
+)
 
 
 def counts(window: dict) -> tuple[int, int]:
@@ -105,17 +95,14 @@ def watch_capacity(endpoint: LocalEndpoint, table: str, every_s: float = 0.5) ->
         poller.join(timeout=5)
 
 
-SOAK = """\
-name: soak
-target: {local: {capacity_scale: 0.01, time_scale: 60}}
-tables: [{name: t, partition_key: {name: pk, type: S}}]
-workload: {item_size: 900, operations: [{op: put, weight: 1}]}
-phases:
-  - hold: {rate: 80, duration: 36s, window: 2s}
-concurrency: 10
-deadline: 2s
-bin: 1s
-"""
+SOAK = scenario_yaml(
+    "soak",
+    "hold: {rate: 80, duration: 36s, window: 2s}",
+    target="{local: {capacity_scale: 0.01, time_scale: 60}}",
+    transport=None,
+    item_size=900,
+    concurrency=10,
+)
 
 
 @pytest.mark.slow

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FaultServer
-from tests.support.runs import ROOT
+from tests.support.runs import ROOT, without_exit_line
 from tests.unit.scenario._base import BASE, variant
 
 REMOTE = variant("  local: {capacity_scale: 0.05}", "  endpoint: ENDPOINT")
@@ -50,7 +50,7 @@ def test_a_malformed_scenario_gets_one_paragraph_exit_2_and_creates_nothing(
     results = tmp_path / "results"
     proc = dynlocust_run(scenario, results, fault_server.url)
     assert proc.returncode == 2, proc.stderr
-    err = proc.stderr.strip()
+    err = without_exit_line(proc.stderr).strip()
     assert err.startswith(f"dynlocust: error: {scenario}"), err
     assert "\n\n" not in err and "Traceback" not in err  # one paragraph
     for fragment in fragments:
@@ -63,8 +63,9 @@ def test_a_malformed_scenario_gets_one_paragraph_exit_2_and_creates_nothing(
 def test_a_missing_scenario_file_is_one_line_too(fault_server: FaultServer, tmp_path: Path) -> None:
     proc = dynlocust_run(tmp_path / "nope.yaml", tmp_path / "results", fault_server.url)
     assert proc.returncode == 2
-    assert proc.stderr.startswith("dynlocust: error:") and "nope.yaml" in proc.stderr
-    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    err = without_exit_line(proc.stderr)
+    assert err.startswith("dynlocust: error:") and "nope.yaml" in err
+    assert err.count("\n") == 1 and "Traceback" not in err
     assert fault_server.requests() == []
 
 
@@ -84,8 +85,9 @@ def test_a_threshold_out_of_range_exits_2_with_one_line(
     argv += ["--host", fault_server.url, "--results-dir", str(results), "--metrics-port", "0", *args]
     proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=60, env={**os.environ, **env})
     assert proc.returncode == 2, proc.stderr
-    errors = [x for x in proc.stderr.splitlines() if "error" in x.lower()]  # Locust logs its start-up line first
-    assert errors == [line] and proc.stderr.strip().endswith(line) and "Traceback" not in proc.stderr
+    err = without_exit_line(proc.stderr)
+    errors = [x for x in err.splitlines() if "error" in x.lower()]  # Locust logs its start-up line first
+    assert errors == [line] and err.strip().endswith(line) and "Traceback" not in proc.stderr
     assert not results.exists() and fault_server.requests() == []
 
 
@@ -98,7 +100,8 @@ def test_an_unsafe_run_id_is_one_line_exit_2_before_any_call(
     results = tmp_path / "deep" / "results"
     proc = dynlocust_run(scenario, results, fault_server.url, run_id=run_id)
     assert proc.returncode == 2, proc.stderr
-    last = proc.stderr.splitlines()[-1]  # after Locust's "Starting Locust" line: options are validated at init
+    # after Locust's "Starting Locust" line: options are validated at init
+    last = without_exit_line(proc.stderr).splitlines()[-1]
     assert last.startswith("dynlocust: error: --run-id: expected") and proc.stderr.count("dynlocust: error") == 1
     assert "Traceback" not in proc.stderr
     assert not (tmp_path / "deep").exists()  # nothing written, inside --results-dir or out of it
@@ -129,7 +132,8 @@ def test_validate_refuses_what_would_hang_crash_or_mislead_in_one_line(
     argv = [sys.executable, "-m", "dynlocust.cli", "validate", str(scenario)]
     proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=60)  # a bound, not a measure
     assert proc.returncode == 2, proc.stderr[-2000:]
-    assert proc.stderr.startswith(f"dynlocust: error: {scenario}:") and proc.stderr.count("\n") == 1, proc.stderr
+    err = without_exit_line(proc.stderr)
+    assert err.startswith(f"dynlocust: error: {scenario}:") and err.count("\n") == 1, proc.stderr
     assert fragment in proc.stderr and "Traceback" not in proc.stderr
 
 
@@ -151,5 +155,6 @@ def test_scale_options_that_cannot_apply_exit_2_with_one_line_before_locust_star
     argv = [sys.executable, "-m", "dynlocust.cli", "run", "write-ceiling", "--results-dir", str(results), *args]
     proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=60, env={**os.environ, **env})
     assert proc.returncode == 2, proc.stderr
-    assert proc.stderr.startswith(f"dynlocust: error: {line}") and proc.stderr.count("\n") == 1, proc.stderr
+    err = without_exit_line(proc.stderr)
+    assert err.startswith(f"dynlocust: error: {line}") and err.count("\n") == 1, proc.stderr
     assert proc.stdout == "" and not results.exists()

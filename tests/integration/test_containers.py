@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from dynlocust.conclusion import window_number
-from dynlocust.coordination import EXIT_OK, EXIT_SLO
-from dynlocust.report.build import load_report
-from dynlocust.report.table import COLUMNS, verdict_cell
-from dynlocust.results import read_results
+from dynlocust.exit_codes import ExitCode
+from dynlocust.observe.conclusion import window_number
+from dynlocust.observe.report.build import load_report
+from dynlocust.observe.report.table import COLUMNS, verdict_cell
+from dynlocust.run.results import read_results
 from tests.integration.test_scenario_run import server_counts
 from tests.support import podman
 from tests.support.compose import command, compose, container_ports, environment, mounts, option, replicas
@@ -184,7 +184,9 @@ def check_run(code: int, log: str, results: Path, probe: InPod, prometheus: str)
     end = records[-1]
     assert end["type"] == "end", log[-3000:]
     # the run completed: its exit code is the end record's, and only failed SLOs make it non-zero
-    assert code == end["exit_code"] and (code == EXIT_OK or (code == EXIT_SLO and end["slo_failures"])), log[-3000:]
+    assert code == end["exit_code"] and (
+        code == ExitCode.PASSED or (code == ExitCode.SLO_FAILED and end["slo_failures"])
+    ), log[-3000:]
     windows = [r for r in records if r["type"] == "window"]
     assert [w["target_rate"] for w in windows] == [50, 100, 150, 200]
     assert all(sorted(w["workers"]) == ["0", "1"] for w in windows)

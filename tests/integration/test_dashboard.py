@@ -83,7 +83,7 @@ def test_the_dashboard_decodes_into_grafanas_dashboard_model_without_loss() -> N
     for panel in decoded.panels:
         assert isinstance(panel, model.Panel) and isinstance(panel.options, options[panel.type_val]), panel.title
         assert all(isinstance(t, prometheus.Dataquery) for t in panel.targets or []), panel.title
-    assert [v.name for v in decoded.templating.list_val] == ["DS_PROMETHEUS", "run_id", "instance", "table"]
+    assert [v.name for v in decoded.templating.list_val or []] == ["DS_PROMETHEUS", "run_id", "instance", "table"]
 
 
 def test_one_datasource_input_and_no_hard_coded_uid() -> None:

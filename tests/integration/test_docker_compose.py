@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 import yaml
 
-from dynlocust.coordination import EXIT_OK, EXIT_SLO
-from dynlocust.results import read_results
+from dynlocust.exit_codes import ExitCode
+from dynlocust.run.results import read_results
 from dynlocust.scenario import load_scenario
 from dynlocust.scenario.catalog import SHIPPED_DIR, shipped_scenarios
 from tests.support.compose import DOCKER, compose, interpolate, option, replicas
@@ -141,7 +141,7 @@ def wait_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 20) -> 
             return
         except OSError:
             if proc.poll() is not None:
-                raise AssertionError(f"{proc.args[:3]} exited with {proc.returncode} before listening") from None
+                raise AssertionError(f"{proc.args!r} exited with {proc.returncode} before listening") from None
             time.sleep(0.1)
     raise AssertionError(f"nothing listens on {port} after {timeout} s")
 
@@ -321,7 +321,9 @@ def test_a_shipped_local_scenario_runs_on_the_compose_fleet_as_under_dynlocust_r
     url = embedded_url(alone_log, alone)
     tables = [t["name"] for t in yaml.safe_load((scenarios / f"{name}.yaml").read_text())["tables"]]
     alone_capacity = {t: capacity_at_creation(url, f"{t}-alone", alone) for t in tables}
-    assert alone.wait(300) in (EXIT_OK, EXIT_SLO), alone_log.read_text()[-3000:]  # 3: an SLO, on a busy machine
+    assert alone.wait(300) in (ExitCode.PASSED, ExitCode.SLO_FAILED), alone_log.read_text()[
+        -3000:
+    ]  # 3: an SLO, on a busy machine
 
     # compose: the endpoint service, the master, WORKERS workers; USERS gives each worker the scenario's concurrency
     settings = {"SCENARIO": f"{name}.yaml", "WORKERS": "2", "USERS": str(2 * concurrency)}
@@ -330,7 +332,7 @@ def test_a_shipped_local_scenario_runs_on_the_compose_fleet_as_under_dynlocust_r
     workers = fleet.start_workers()
     endpoint_url = f"http://127.0.0.1:{fleet.ports[8000]}"
     fleet_capacity = {t: capacity_at_creation(endpoint_url, f"{t}-compose", master) for t in tables}
-    assert master.wait(300) in (EXIT_OK, EXIT_SLO), (tmp_path / "master.log").read_text()[-3000:]
+    assert master.wait(300) in (ExitCode.PASSED, ExitCode.SLO_FAILED), (tmp_path / "master.log").read_text()[-3000:]
     for worker in workers:
         worker.wait(30)
 

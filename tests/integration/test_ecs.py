@@ -22,11 +22,11 @@ from typing import Any
 import boto3
 import pytest
 
-from dynlocust.deploy import ecs
-from dynlocust.deploy.ecs import TEMPLATE, load_template
-from dynlocust.deploy.results_table import publish_record
-from dynlocust.results import read_results
-from tests.support.runs import ROOT
+from dynlocust.exit_codes import ExitCode
+from dynlocust.fleet.ecs_resources import TEMPLATE, load_template, start_once, stop_tasks
+from dynlocust.fleet.results_table import publish_record
+from dynlocust.run.results import read_results
+from tests.support.runs import ROOT, without_exit_line
 
 SCENARIO = """\
 name: ecs-smoke
@@ -143,7 +143,7 @@ def launcher(tmp_path: Path, url: str, run_id: str, vpc: str, subnet: str, worke
     scenario.write_text(SCENARIO)
     template = moto_template(tmp_path, url, run_id)
     return subprocess.Popen(
-        [sys.executable, "-m", "dynlocust.deploy.ecs", "run", str(scenario), "--workers", str(workers),
+        [sys.executable, "-m", "dynlocust.fleet.ecs", "run", str(scenario), "--workers", str(workers),
          "--image", "example.invalid/dynlocust:test", "--vpc-id", vpc, "--subnets", subnet, "--endpoint-url", url,
          "--run-id", run_id, "--results-dir", str(tmp_path / "results"), "--poll-interval", "0.2",
          "--timeout", "60", "--template", str(template)],
@@ -237,11 +237,11 @@ def test_start_once_never_starts_a_second_fleet(moto_url: str) -> None:
         containerDefinitions=[{"name": "worker", "image": "img", "memory": 512}],
     )["taskDefinition"]["taskDefinitionArn"]  # fmt: skip
     net = {"awsvpcConfiguration": {"subnets": [subnet], "assignPublicIp": "DISABLED", "securityGroups": []}}
-    first = ecs.start_once(ecs_client, "c", definition, 3, "t2-w0", net, {}, "t2")
-    again = ecs.start_once(ecs_client, "c", definition, 3, "t2-w0", net, {}, "t2")
+    first = start_once(ecs_client, "c", definition, 3, "t2-w0", net, {}, "t2")
+    again = start_once(ecs_client, "c", definition, 3, "t2-w0", net, {}, "t2")
     assert len(first) == 3 and sorted(again) == sorted(first)
     assert len(ecs_client.list_tasks(cluster="c")["taskArns"]) == 3
-    assert ecs.stop_tasks(ecs_client, "c", ["t2-w0"]) and ecs.stop_tasks(ecs_client, "c", ["t2-w0"]) == []
+    assert stop_tasks(ecs_client, "c", ["t2-w0"]) and stop_tasks(ecs_client, "c", ["t2-w0"]) == []
 
 
 @pytest.mark.slow
@@ -261,7 +261,7 @@ def test_a_master_that_stops_without_an_end_record_is_reported_and_torn_down(mot
         if proc.poll() is None:
             proc.kill()
             proc.wait(10)
-    assert proc.returncode == ecs.EXIT_LOST_MASTER, out
+    assert proc.returncode == ExitCode.MASTER_LOST, out
     assert "window 1/2" in out and "master stopped without an end record" in out and "1 windows received" in out
     assert sd.list_instances(ServiceId=service)["Instances"] == []
     assert f"dynlocust-results-{run_id}" not in ddb.list_tables()["TableNames"]
@@ -283,7 +283,7 @@ def test_a_launch_without_credentials_creates_nothing_and_says_how_to_provide_th
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert proc.stdout == "" and len(proc.stderr.strip().splitlines()) == 1, proc.stderr  # one paragraph
+    assert proc.stdout == "" and len(without_exit_line(proc.stderr).strip().splitlines()) == 1, proc.stderr
     assert (
         proc.stderr.startswith("dynlocust: error: AWS credentials: expected credentials")
         and "found none" in proc.stderr
@@ -309,6 +309,8 @@ def test_refused_credentials_are_one_clean_line_and_nothing_is_torn_down(
     assert proc.stdout == "run t5-refused: creating stack dynlocust-t5-refused\n"  # no teardown of what never was
     assert proc.stderr.startswith("dynlocust: error: AWS: expected the call to be accepted, found: An error")
     assert (
-        "CreateStack" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+        "CreateStack" in proc.stderr
+        and len(without_exit_line(proc.stderr).strip().splitlines()) == 1
+        and "Traceback" not in proc.stderr
     )
     assert not (tmp_path / "results").exists()

@@ -26,37 +26,31 @@ from typing import Any
 import gevent
 import pytest
 
+from dynlocust.exit_codes import ExitCode
 from dynlocust.local.embedded import LocalEndpoint
-from dynlocust.results import read_results
+from dynlocust.request.transport.boto3 import make_client
+from dynlocust.run.results import read_results
+from dynlocust.run.tables import TableManager
 from dynlocust.scenario import load_scenario_text
-from dynlocust.tables import TableManager
-from dynlocust.transport.boto3 import make_client
 from tests.conftest import FaultServer
+from tests.support.processes import ServerProcess
 from tests.support.runs import ROOT, run_dynlocust
-from tests.support.scenarios import put_scenario
-
-FAULT_SCENARIO = """\
-name: faults
-target: {endpoint: ENDPOINT}
-tables:
-  - {name: t, partition_key: {name: pk, type: S}, use_existing: true, existing_table_name: FAULT}
-workload:
-  item_size: 100
-  operations: [{op: put, weight: 1}]
-phases:
-  - steps: [{rate: 10, window: 1s}, {rate: 10, window: 1s}]
-concurrency: 20
-deadline: DEADLINE
-limits: {max_requests: 1000, max_cost_dollars: 1}
-bin: 1s
-"""
+from tests.support.scenarios import put_scenario, scenario_yaml, write_scenario
 
 
 def fault_scenario(tmp_path: Path, url: str, fault: str, deadline: str = "1s") -> Path:
-    path = tmp_path / f"{fault}.yaml"
-    text = FAULT_SCENARIO.replace("ENDPOINT", url).replace("FAULT", fault).replace("DEADLINE", deadline)
-    path.write_text(text)
-    return path
+    text = scenario_yaml(
+        "faults",
+        "steps: [{rate: 10, window: 1s}, {rate: 10, window: 1s}]",
+        target=f"{{endpoint: {url}}}",
+        transport=None,
+        tables=f"[{{name: t, partition_key: {{name: pk, type: S}}, use_existing: true, existing_table_name: {fault}}}]",
+        item_size=100,
+        concurrency=20,
+        deadline=deadline,
+        extra="limits: {max_requests: 1000, max_cost_dollars: 1}\n",
+    )
+    return write_scenario(tmp_path, text, f"{fault}.yaml")
 
 
 def by_kind(windows: list[dict[str, Any]]) -> dict[str, int]:
@@ -85,13 +79,18 @@ def test_a_faulty_endpoint_run_ends_on_time_with_every_request_accounted_for(
     started = time.monotonic()
     result = run_dynlocust(fault_scenario(tmp_path, fault_server.url, fault), tmp_path, run_id=fault, timeout=60)
     elapsed = time.monotonic() - started
-    assert result.returncode == 0, result.stderr[-3000:]
-    # 2 s of windows, 1 s lead, a 1 s deadline, Locust's start-up: far below the watchdog's margin
-    assert elapsed < 25, elapsed
+    assert result.returncode == 1, result.stderr[-3000:]  # every request failed: the run failed
     windows = result.windows
     assert [w["index"] for w in windows] == [0, 1]
+    # a starved process may drop a late send (counted as dropped): every one sent failed, and each is accounted for
+    first = windows[0]["summary"]["sent"]
+    assert result.end["failed"].startswith(f"window 1: {first} of {first} requests failed (") and first > 0
+    assert kind in result.end["failed"]
+    assert f"run failed: {result.end['failed']}" in result.stdout
+    # 2 s of windows, 1 s lead, a 1 s deadline, Locust's start-up: far below the watchdog's margin
+    assert elapsed < 25, elapsed
     sent = sum(w["summary"]["sent"] for w in windows)
-    assert sent == result.end["sent"] == 20
+    assert sent == result.end["sent"] and sent + sum(w["summary"]["dropped"] for w in windows) == 20
     assert all(w["summary"]["offered"] == w["summary"]["sent"] + w["summary"]["dropped"] for w in windows)
     assert by_kind(windows) == {kind: sent}  # every request has exactly one outcome, and it is the fault's
     data_plane = [r for r in fault_server.requests() if r["operation"] == "PutItem"]
@@ -117,9 +116,8 @@ def test_the_watchdog_stops_a_run_whose_requests_hang_past_progress(fault_server
     started = time.monotonic()
     result = run_dynlocust(scenario, tmp_path, run_id="hang", env={"DYNLOCUST_STALL_SECONDS": "1.5"}, timeout=60)
     assert time.monotonic() - started < 25
-    assert result.returncode == 4, result.stderr[-3000:]
-    end = result.end
-    assert end is not None and end["abort_reason"].startswith("worker 0: watchdog: stalled")
+    assert result.returncode == ExitCode.FAILED, result.stderr[-3000:]  # its requests hung: failed outranks aborted
+    assert result.end["abort_reason"].startswith("worker 0: watchdog: stalled")
     snapshot = json.loads((tmp_path / "hang" / "watchdog.json").read_text())
     assert snapshot["kind"] == "stall"
     assert snapshot["requests"] and {(r["operation"], r["table"]) for r in snapshot["requests"]} == {
@@ -129,28 +127,87 @@ def test_the_watchdog_stops_a_run_whose_requests_hang_past_progress(fault_server
     assert ages == sorted(ages, reverse=True) and ages[0] >= 1.0 and ages[-1] >= 0  # oldest first, stuck ~1.5 s
     assert snapshot["counts"]["completed"] == 0 and snapshot["counts"]["sent"] == len(snapshot["requests"])
     stacks = ["\n".join(g["stack"]) for g in snapshot["greenlets"]]
-    assert any("dynlocust/runner.py" in s and "recv_into" in s for s in stacks)  # waiting on the socket
+    assert any("dynlocust/run/local_run.py" in s and "recv_into" in s for s in stacks)  # waiting on the socket
     # the calls it aborted are still counted, each with one outcome
-    assert sum(by_kind(result.windows).values()) == end["sent"] == snapshot["counts"]["sent"]
+    assert sum(by_kind(result.windows).values()) == result.end["sent"] == snapshot["counts"]["sent"]
+
+
+def test_an_endpoint_killed_mid_run_fails_the_run_naming_the_error(tmp_path: Path) -> None:
+    endpoint = LocalEndpoint().start()
+    try:
+        proc = start_run(tmp_path, endpoint.url, "killed", seed=10)
+        results = tmp_path / "killed" / "results.jsonl"
+        wait_for(has_window(results), proc)
+        assert endpoint.pid is not None
+        os.kill(endpoint.pid, signal.SIGKILL)
+        code, out, err = finish(proc)
+    finally:
+        endpoint.stop()
+    assert code == 1, err[-3000:]
+    end = read_results(results)[-1]
+    assert end["type"] == "end" and end["exit_code"] == 1, end
+    assert "requests failed (connection:" in end["failed"], end
+    assert f"run failed: {end['failed']}" in out and "exit code 1: failed" in out
+    assert "Traceback" not in err
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path) -> Iterator[Path]:
+    """A real 200 KB tmpfs (root only), filled to 24 KB short: a results directory that fills up mid-run."""
+    mount = tmp_path / "full"
+    mount.mkdir()
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=200k", "tmpfs", str(mount)], capture_output=True)
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.decode(errors='replace').strip()}")
+    try:
+        free = os.statvfs(mount).f_bavail * os.statvfs(mount).f_frsize
+        (mount / "filler").write_bytes(b"x" * (free - 24 * 1024))  # room for the run record and a few windows
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_full_results_disk_stops_the_run_failed_with_only_complete_lines(full_disk: Path) -> None:
+    text = scenario_yaml(
+        "full",
+        "steps: [" + ", ".join(["{rate: 20, window: 1s}"] * 30) + "]",
+        transport=None,
+        tables="[{name: t, partition_key: {name: pk, type: S}}]",
+        item_size=100,
+        concurrency=5,
+        deadline="1s",
+    )
+    scenario = write_scenario(full_disk.parent, text, "full.yaml")
+    started = time.monotonic()
+    result = run_dynlocust(scenario, full_disk, run_id="full", timeout=120)
+    assert time.monotonic() - started < 60  # stopped at once, not after the 30 s plan plus a hang
+    results = full_disk / "full" / "results.jsonl"
+    assert result.returncode == 1, result.stderr[-3000:]
+    said = result.stdout + result.stderr
+    assert f"results file {results}" in said and "No space left on device" in said, said[-3000:]
+    data = results.read_bytes()
+    assert data.endswith(b"\n")  # no record cut in the middle
+    windows = [json.loads(line) for line in data.splitlines()]
+    assert windows[0]["type"] == "run" and len(windows) < 31
+    assert "Traceback" not in result.stderr
+    assert not (full_disk / "full" / "report" / "report.html").exists() or (
+        b"</html>" in (full_disk / "full" / "report" / "report.html").read_bytes()
+    )
 
 
 # -- SIGINT: no table left behind, no foreign table touched ---------------------------------------------------
 
-SIGNAL_SCENARIO = """\
-name: sig
-target: {local: {capacity_scale: 1.0}}
-tables:
-  - {name: a, partition_key: {name: pk, type: S}, seed: {items: SEED, item_size: 1KB}}
-  - {name: b, partition_key: {name: pk, type: S}}
-workload:
-  item_size: 100
-  operations: [{op: put, weight: 1, table: b}]
-phases:
-  - steps: [{rate: 20, window: 2s}, {rate: 20, window: 2s}, {rate: 20, window: 2s}]
-concurrency: 5
-deadline: 1s
-bin: 1s
-"""
+SIGNAL_SCENARIO = scenario_yaml(
+    "sig",
+    "steps: [{rate: 20, window: 2s}, {rate: 20, window: 2s}, {rate: 20, window: 2s}]",
+    transport=None,
+    tables="[{name: a, partition_key: {name: pk, type: S}, seed: {items: SEED, item_size: 1KB}},"
+    " {name: b, partition_key: {name: pk, type: S}}]",
+    item_size=100,
+    operations="[{op: put, weight: 1, table: b}]",
+    concurrency=5,
+    deadline="1s",
+)
 
 
 @pytest.fixture
@@ -195,14 +252,14 @@ def assert_only_foreign_left(client: Any) -> None:
 
 
 def start_run(
-    tmp_path: Path, url: str | None, run_id: str, seed: int, stderr: Path | None = None
+    tmp_path: Path, url: str | None, run_id: str, seed: int, stderr: Path | None = None, extra: list[str] | None = None
 ) -> subprocess.Popen[str]:
     """`dynlocust run` of the signal scenario against `url` (None: its own embedded endpoint); stderr to a file
     when given, to watch its lines while it runs."""
     scenario = tmp_path / "sig.yaml"
     scenario.write_text(SIGNAL_SCENARIO.replace("SEED", str(seed)))
     argv = [sys.executable, "-m", "dynlocust.cli", "run", str(scenario), *(["--host", url] if url else [])]
-    argv += ["--results-dir", str(tmp_path), "--run-id", run_id, "--metrics-port", "0"]
+    argv += ["--results-dir", str(tmp_path), "--run-id", run_id, "--metrics-port", "0", *(extra or [])]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     err: Any = subprocess.PIPE if stderr is None else stderr.open("w")
     return subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=err, text=True)
@@ -213,7 +270,7 @@ def wait_for(condition: Callable[[], bool], proc: subprocess.Popen[str], timeout
     while not condition():
         if proc.poll() is not None or time.monotonic() > deadline:
             proc.kill()
-            _, err = proc.communicate(10)
+            _, err = proc.communicate(timeout=10)
             pytest.fail(f"condition not reached (exit {proc.returncode}): {err[-3000:]}")
         time.sleep(0.05)
 
@@ -418,7 +475,11 @@ def test_workers_stop_on_their_own_when_the_master_is_killed(instant_create: Loc
             proc.wait(10)
     # 3 s of silence, then the run stops (at most its 1 s deadline plus 2 s) and the worker quits
     assert stopped_after < 12, (stopped_after, err[-3000:])
-    assert "master lost: no heartbeat" in err
+    assert worker.returncode == 7, err[-3000:]  # MASTER_LOST, not 0
+    assert "master lost: no heartbeat" in err and "Traceback" not in err
+    assert (
+        "run orphan: the master's tables may be left behind; delete them with: dynlocust cleanup --run-id orphan" in err
+    )
     windows = read_results(tmp_path / "orphan" / "worker-0.jsonl")
     assert windows and all(w["type"] == "window" and w["worker_index"] == 0 for w in windows)
     assert [w["index"] for w in windows] == list(range(len(windows)))
@@ -439,20 +500,16 @@ CANARY_ENV = {
 }
 CANARIES = (CANARY_SECRET, CANARY_TOKEN, CANARY_KEY_ID, "canary-secret", "canary-token", "CANARYKEYID")
 
-CANARY_SCENARIO = """\
-name: canary
-target: {local: {capacity_scale: 1.0}}
-tables:
-  - {name: c, partition_key: {name: pk, type: S}, seed: {items: 30, item_size: 200}}
-workload:
-  item_size: 100
-  operations: [{op: put, weight: 1}, {op: get, weight: 1}]
-phases:
-  - steps: [{rate: 10, window: 2s}]
-concurrency: 3
-deadline: 1s
-bin: 1s
-"""
+CANARY_SCENARIO = scenario_yaml(
+    "canary",
+    "steps: [{rate: 10, window: 2s}]",
+    transport=None,
+    tables="[{name: c, partition_key: {name: pk, type: S}, seed: {items: 30, item_size: 200}}]",
+    item_size=100,
+    operations="[{op: put, weight: 1}, {op: get, weight: 1}]",
+    concurrency=3,
+    deadline="1s",
+)
 
 
 def free_port() -> int:
@@ -525,3 +582,53 @@ def test_the_web_ui_binds_loopback_by_default_and_its_logs_show_no_credential(
     for name, text in {"/logs": lines, "stderr": err}.items():
         for canary in CANARIES:
             assert canary not in text, f"{canary} leaked into {name}"
+
+
+def listening_addresses(port: int) -> set[str]:
+    """The IPv4 addresses (hex, as /proc/net/tcp writes them) listening on `port`."""
+    found = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        local, state = line.split()[1], line.split()[3]
+        address, hex_port = local.split(":")
+        if state == "0A" and int(hex_port, 16) == port:  # 0A: LISTEN
+            found.add(address)
+    return found
+
+
+def test_the_processes_master_binds_loopback_by_default(instant_create: LocalEndpoint, tmp_path: Path) -> None:
+    port = free_port()
+    forked = ["--processes", "2", "--master-bind-port", str(port), "--master-port", str(port)]  # workers follow
+    proc = start_run(tmp_path, instant_create.url, "forked", seed=10, extra=forked)
+    try:
+        wait_for(has_window(tmp_path / "forked" / "results.jsonl"), proc)
+        bound = listening_addresses(port)
+    finally:
+        code, _, err = finish(proc)
+    assert bound == {"0100007F"}, bound  # 127.0.0.1 only, not every interface
+    assert code == 0, err[-3000:]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_during_teardown_lets_it_finish_and_exits_4(
+    instant_create: LocalEndpoint, tmp_path: Path, signum: int
+) -> None:
+    proxy = ServerProcess(
+        "tests.support.delayproxy", "--upstream", instant_create.url, "--operation", "DeleteTable", "--delay", "0.8",
+        "--lifetime", "90",
+    )  # fmt: skip
+    try:
+        proc = start_run(tmp_path, proxy.url, "late", seed=10)
+        results = tmp_path / "late" / "results.jsonl"
+        # the file exists (created exclusively) before its first record: an empty one has no end yet
+        wait_for(lambda: results.exists() and any(r["type"] == "end" for r in read_results(results)), proc, timeout=60)
+        time.sleep(0.3)  # teardown is deleting the tables, each held 0.8 s by the proxy (under the 1 s deadline)
+        proc.send_signal(signum)
+        code, out, err = finish(proc)
+    finally:
+        proxy.stop()
+    assert code == 4, err[-3000:]
+    assert read_results(results)[-1]["exit_code"] == 0  # the run itself passed: the signal came after it
+    assert "Traceback" not in err and err.count("Shutting down") == 1, err[-3000:]
+    assert "deleted tables a-late, b-late" in err
+    assert "exit code 4: aborted" in out
+    assert raw_client(instant_create.url).list_tables()["TableNames"] == []

@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
+from dynlocust.exit_codes import ExitCode
 from dynlocust.local.embedded import LocalEndpoint
-from dynlocust.results import read_results
+from dynlocust.run.results import read_results
 from tests.support.runs import ROOT
 from tests.support.scenarios import put_scenario
 
@@ -120,6 +121,9 @@ def test_master_and_two_workers_add_up_exactly(endpoint: LocalEndpoint, tmp_path
     assert (server["ok"], server["throttled"], server["error"]) == (accepted, throttled, sent - accepted - throttled)
     assert throttled > 0  # the ramp crossed the ~103 writes/s ceiling
     assert set(end["clock_offsets"]) == {"0", "1"} and not end["clock_skew"]
+    # only the master polls the table's state: once as set-up waits for ACTIVE, once before T0, once per window
+    assert all(w["table_state"]["tables"]["t"]["status"] == "ACTIVE" for w in windows)
+    assert endpoint.stats()["tables"]["t-fleet"]["DescribeTable"]["ok"] == 1 + 1 + len(windows)
 
 
 @pytest.mark.slow
@@ -181,7 +185,7 @@ def test_a_worker_that_joins_mid_run_takes_a_share_of_the_next_windows(endpoint:
 def test_a_fleet_with_one_starved_worker_says_which(endpoint: LocalEndpoint, tmp_path: Path) -> None:
     master, workers, _ = start_fleet(tmp_path, endpoint.url, "starved", hog=True)
     out = finish(master, workers)
-    assert master.returncode == 0, out[-4000:]
+    assert master.returncode == ExitCode.INCONCLUSIVE, out[-4000:]  # every window client-bound, as asserted below
     (spool,) = (tmp_path / "hog" / "starved").glob("worker-*.jsonl")
     hog = int(spool.stem.removeprefix("worker-"))  # the fleet index the hog worker was given
     windows = [r for r in read_results(tmp_path / "starved" / "results.jsonl") if r["type"] == "window"]

@@ -11,19 +11,22 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from dynlocust.coordination import EXIT_OK, EXIT_SLO
-from dynlocust.epilogue import exit_meaning
+from dynlocust.exit_codes import ExitCode, meaning
 from dynlocust.scenario.catalog import shipped_names
 from dynlocust.starter import FILES_DIR, STARTER_FILES
-from tests.support.runs import ROOT
+from tests.support.runs import ROOT, without_exit_line
+from tests.support.webui import free_port
 
 CLI = [sys.executable, "-m", "dynlocust.cli"]
 REPORT_LINE = re.compile(r"^report: (\S+) \(", re.MULTILINE)
@@ -53,7 +56,7 @@ def test_an_unknown_bare_name_is_one_line_naming_the_shipped_ones(tmp_path: Path
     proc = cli("run", "quickstrat", "--results-dir", str(tmp_path), cwd=tmp_path)
     assert proc.returncode == 2
     assert proc.stdout == "" and "Traceback" not in proc.stderr
-    (line,) = proc.stderr.splitlines()
+    (line,) = without_exit_line(proc.stderr).splitlines()
     assert line.startswith("dynlocust: error: quickstrat: expected a scenario file or a shipped scenario (")
     assert all(name in line for name in shipped_names())
     assert list(tmp_path.iterdir()) == []
@@ -108,7 +111,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
         shutil.copy2(ROOT / name, source / name)
     for name in ("dynlocust", "scenarios", "docker/ecs"):  # the last two: targets of links in dynlocust/
         shutil.copytree(ROOT / name, source / name, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
-    quiet = {"capture_output": True, "text": True, "timeout": 600}
+    quiet: dict[str, Any] = {"capture_output": True, "text": True, "timeout": 600}
     built = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(work), str(source)], **quiet
     )
@@ -131,13 +134,13 @@ def test_the_wheel_runs_the_quickstart_by_name_from_an_empty_directory(installed
 
     proc = installed.run("dynlocust", "run", "quickstart", cwd=here, timeout=300)
     # 3: the quickstart's p99 SLO can fail on a loaded machine; either way the run completed and said so
-    assert proc.returncode in (EXIT_OK, EXIT_SLO), proc.stderr[-3000:]
+    assert proc.returncode in (ExitCode.PASSED, ExitCode.SLO_FAILED), proc.stderr[-3000:]
     assert "| window | target/s |" in proc.stdout
     # the run ends with the conclusion, the report's path (PNG skipped: no report extra) and the exit code's meaning
     tail = proc.stdout.strip().splitlines()[-4:]
     assert tail[0].startswith("conclusion: ") and tail[1].startswith("report: "), tail
     assert tail[2].startswith("report: skipped PNG plots: expected matplotlib (pip install 'dynlocust[report]')")
-    assert tail[3] == f"exit code {proc.returncode}: {exit_meaning(proc.returncode)}"
+    assert tail[3] == f"exit code {proc.returncode}: {meaning(proc.returncode)}"
     (report,) = REPORT_LINE.findall(proc.stdout)
     assert (here / report).is_file()
     assert (here / report).parent.parent.joinpath("results.jsonl").is_file()  # the report sits beside the results
@@ -184,9 +187,39 @@ def test_the_starter_runs_as_written(installed: Installed) -> None:
 
 @pytest.mark.slow
 @pytest.mark.timeout(900)
+def test_the_wheel_serves_the_web_ui_from_an_empty_directory(installed: Installed) -> None:
+    """`dynlocust ui NAME`: the scenario locustfile is the package's own, so no clone is needed (`locust -f
+    locustfiles/scenario.py` said "Could not find" outside one)."""
+    here = installed.empty_dir("web-ui")
+    port = free_port()
+    argv = [str(installed.bin / "dynlocust"), "ui", "quickstart", "--web-port", str(port)]
+    proc = subprocess.Popen(argv, cwd=here, env=installed.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        for _ in range(300):
+            try:
+                with urllib.request.urlopen(url + "/dynamodb/state.json", timeout=2) as response:
+                    state = json.load(response)
+                break
+            except OSError:
+                assert proc.poll() is None, proc.communicate()[0].decode()[-3000:]
+                time.sleep(0.2)
+        assert [(w["window"], w["target"], w["verdict"]) for w in state["windows"]] == [
+            ("1", "50", "not started"), ("2", "100", "not started"), ("3", "150", "not started"),
+            ("4", "200", "not started"),
+        ]  # fmt: skip
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0, out.decode()[-3000:]
+    assert f"Starting web interface at http://127.0.0.1:{port}" in out.decode()  # loopback, not every interface
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
 def test_the_wheel_carries_the_ecs_template(installed: Installed) -> None:
     here = installed.empty_dir("ecs-template")
-    code = "from dynlocust.deploy.ecs import TEMPLATE, load_template; load_template(); print(TEMPLATE)"
+    code = "from dynlocust.fleet.ecs_resources import TEMPLATE, load_template; load_template(); print(TEMPLATE)"
     proc = installed.run("python", "-c", code, cwd=here, timeout=60)
     assert proc.returncode == 0, proc.stderr[-3000:]
     template = Path(proc.stdout.strip())
@@ -198,7 +231,7 @@ def test_the_wheel_carries_the_ecs_template(installed: Installed) -> None:
 
 
 class _Recorder:
-    """Stands in for Locust's parser: what `dynlocust.settings` registers there."""
+    """Stands in for Locust's parser: what `dynlocust.plugin.settings` registers there."""
 
     def __init__(self) -> None:
         self.options: list[tuple[str, str]] = []
@@ -211,7 +244,7 @@ class _Recorder:
 
 
 def test_run_help_lists_every_dynlocust_option_with_its_variable() -> None:
-    from dynlocust.settings import add_arguments
+    from dynlocust.plugin.settings import add_arguments
 
     registered = _Recorder()
     add_arguments(registered)
@@ -246,7 +279,7 @@ def test_write_ceiling_shrunk_to_a_laptop_shows_its_ceiling(tmp_path: Path) -> N
         "run", "scenarios/write-ceiling.yaml", "--local", "--rate-scale", "0.025", "--duration-scale", "0.25",
         "--results-dir", str(tmp_path), "--metrics-port", "0", timeout=480,
     )  # fmt: skip
-    assert proc.returncode in (EXIT_OK, EXIT_SLO), proc.stderr[-3000:]
+    assert proc.returncode in (ExitCode.PASSED, ExitCode.SLO_FAILED), proc.stderr[-3000:]
     (results,) = tmp_path.glob("*/results.jsonl")
     windows = [r for r in map(json.loads, results.read_text().splitlines()) if r["type"] == "window"]
     assert [w["summary"]["target_rate"] for w in windows] == [25 * k for k in range(1, 9)]

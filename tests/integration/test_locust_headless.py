@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FaultServer
+from tests.support.scenarios import put_scenario, write_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -72,7 +73,7 @@ def test_a_shipped_scenario_by_bare_name_shrunk_ends_with_its_window_table_once_
     env = {**os.environ, "PYTHONPATH": str(ROOT), "DYNLOCUST_DURATION_SCALE": "0.25"}
     result = subprocess.run(
         [
-            sys.executable, "-m", "locust", "-f", str(ROOT / "dynlocust" / "locustfile.py"), "--scenario", "quickstart",
+            sys.executable, "-m", "locust", "-f", str(ROOT / "locustfiles" / "scenario.py"), "--scenario", "quickstart",
             "--headless", "-u", "10", "-r", "10", "--results-dir", str(tmp_path), "--metrics-port", "0",
             "--rate-scale", "0.5",
         ],
@@ -89,3 +90,25 @@ def test_a_shipped_scenario_by_bare_name_shrunk_ends_with_its_window_table_once_
     assert "No run time limit set" not in out
     (results,) = tmp_path.glob("*/results.jsonl")
     assert f"report: {results.parent / 'report' / 'report.html'} (" in out
+
+
+@pytest.mark.parametrize(
+    ("users", "spawned"),
+    [([], 7), (["-u", "3", "-r", "3"], 3)],
+    ids=["the-scenarios-concurrency", "the-command-lines"],
+)
+def test_headless_takes_the_scenarios_concurrency_unless_u_is_given(
+    users: list[str], spawned: int, tmp_path: Path
+) -> None:
+    """Locust's own default is one user: one request in flight, whatever the scenario's concurrency."""
+    scenario = write_scenario(tmp_path, put_scenario("users", "steps: [{rate: 10, window: 2s}]", concurrency=7))
+    result = subprocess.run(
+        [
+            sys.executable, "-m", "locust", "-f", str(ROOT / "locustfiles" / "scenario.py"), "--scenario",
+            str(scenario), "--headless", *users, "--results-dir", str(tmp_path / "runs"), "--metrics-port", "0",
+        ],
+        env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert f'All users spawned: {{"ScenarioUser": {spawned}}} ({spawned} total users)' in result.stdout

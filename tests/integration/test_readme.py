@@ -1,6 +1,7 @@
-"""README.md's code blocks, run as written: every Python block is a locustfile run against the endpoint the README
-starts (with the table it creates), and every shell command either runs here (bounded: ports made free, durations
-cut) or is listed with the reason it does not and the test that runs its like instead."""
+"""The code blocks of README.md and of every docs/ page, run as written: every Python block is a locustfile run
+against the endpoint the README starts (with the table it creates), every shell command either runs here (bounded:
+ports made free, durations cut) or is listed with the reason it does not and the test that runs its like instead,
+and every scenario block validates (and equals the shipped file it says it shows)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ import pytest
 from tests.support.runs import ROOT
 
 README = ROOT / "README.md"
+PAGES = [README, *sorted(p for p in (ROOT / "docs").rglob("*.md") if "hooks" not in p.parts)]
+"""The README first (its first example is the one the locustfile test starts from), then the site's pages."""
 RUN = ("dynlocust scenarios", "dynlocust init ", "dynlocust validate ")
 """Commands run to completion here; each must exit 0."""
 SERVE = "dynlocust local"
@@ -33,10 +36,20 @@ NOT_RUN = {
     "diff/test_diff_runs.py the CI recipe",
     "dynlocust compare": "minutes of measurement; tests/integration/mapper/ runs compare",
     "dynlocust diff ": "needs earlier runs' results (results/main, $BASELINE); diff/test_diff_runs.py runs the recipe",
+    "RUN_ID=": "the CI recipe's run id, from GitHub's variables; diff/test_diff_runs.py runs the recipe",
     "dynlocust ecs ": "needs AWS; tests/integration/test_ecs.py runs the launcher against moto",
+    "dynlocust ui ": "a web UI waiting for a browser; test_webui_live.py follows runs in one, test_getting_started.py "
+    "serves it from the wheel",
     "locust -f locustfiles/scenario.py": "a fleet with placeholders (FILE, MASTER) or a web UI waiting for a browser; "
     "test_fleet.py and test_webui.py run them",
+    "dynlocust k8s render ": "placeholders (IMAGE, ACCOUNT, ROLE); tests/unit/fleet/test_kubernetes.py renders and "
+    "checks every document, test_kubernetes_pod.py runs them under podman kube play",
+    "kubectl ": "needs a Kubernetes cluster; the documents are checked against the client's models and run in a pod "
+    "under podman (tests/unit/fleet/test_kubernetes.py, test_kubernetes_pod.py)",
+    "helm ": "needs a cluster and a chart repository; the values are checked against the chart's documented keys",
     "WORKERS=": "needs a Docker engine; test_docker_compose.py runs compose's commands as processes",
+    ".venv/bin/python tests/benchmarks/": "measurements of seconds to minutes on a quiet machine, not tests; each "
+    "prints ratios measured side by side (docs/benchmarks.md)",
     **dict.fromkeys(
         ("export CONTAINERS_CONF", "podman ", "docker/podman/", "echo ", "in_pod=", "app=", "S=", "$app ", "$in_pod ",
          "for i in", "done"),
@@ -45,9 +58,11 @@ NOT_RUN = {
 }  # fmt: skip
 
 
-def fences() -> list[tuple[str, str]]:
-    """(language, text) of every fenced block."""
-    return [(m[1], m[2]) for m in re.finditer(r"^```(\w*)\n(.*?)^```", README.read_text(), re.S | re.M)]
+def fences(page: Path | None = None) -> list[tuple[str, str]]:
+    """(language, text) of every fenced block of `page`, or of every page."""
+    pages = PAGES if page is None else [page]
+    fence = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
+    return [(m[1], m[2]) for p in pages for m in fence.finditer(p.read_text())]
 
 
 def commands(text: str) -> list[str]:
@@ -61,11 +76,22 @@ def commands(text: str) -> list[str]:
 
 
 def shell_commands() -> list[str]:
-    return [c for lang, text in fences() if lang in ("", "sh") for c in commands(text)]
+    """Every page's shell command lines, each once."""
+    return list(dict.fromkeys(c for lang, text in fences() if lang in ("", "sh") for c in commands(text)))
 
 
 def python_blocks() -> list[str]:
-    return [text for lang, text in fences() if lang == "python"]
+    """Every page's Python blocks, each distinct one once (the README's example is also the users page's first)."""
+    return list(dict.fromkeys(text for lang, text in fences() if lang == "python"))
+
+
+def test_every_page_has_code_blocks_the_fences_find() -> None:
+    # an indented fence (in a list or an admonition) would escape `fences()` and so these tests: none is allowed
+    for page in PAGES:
+        indented = [line for line in page.read_text().splitlines() if re.match(r"\s+```", line)]
+        assert not indented, f"{page.relative_to(ROOT)}: indented code fences are not run by this test: {indented}"
+    assert {p.name for p in PAGES} >= {"README.md", "getting-started.md", "users.md", "scenarios.md", "fleet.md"}
+    assert all(fences(p) for p in (README, ROOT / "docs" / "users.md", ROOT / "docs" / "fleet.md"))
 
 
 def executable(argv: list[str]) -> list[str]:
@@ -83,7 +109,7 @@ def test_every_readme_command_runs_here_or_says_why_not() -> None:
     found = shell_commands()
     assert any(c.startswith(RUN) for c in found) and any(c.startswith(SERVE) for c in found)
     unexplained = [c for c in found if not c.startswith((*RUN, SERVE, EXAMPLES, *NOT_RUN))]
-    assert not unexplained, f"README commands neither run by this test nor listed in NOT_RUN: {unexplained}"
+    assert not unexplained, f"commands of the README or docs/ neither run by this test nor in NOT_RUN: {unexplained}"
 
 
 @pytest.mark.parametrize("line", [c for c in shell_commands() if c.startswith(RUN)])
@@ -150,7 +176,7 @@ def test_every_readme_locustfile_runs_against_the_endpoint_the_readme_starts(
     tmp_path: Path, endpoints: list[Endpoint]
 ) -> None:
     # the first example and the two commands right after it: the endpoint (with its table), then Locust
-    blocks = fences()
+    blocks = fences(README)
     first = next(i for i, (lang, _) in enumerate(blocks) if lang == "python")
     serve, run = commands(blocks[first + 1][1])
     assert serve.startswith(SERVE) and run.startswith(EXAMPLES)
@@ -174,3 +200,40 @@ def test_every_readme_locustfile_runs_against_the_endpoint_the_readme_starts(
         assert rows, f"example {i} made no request"
         for row in rows:  # every request the example makes succeeded, on the table the endpoint created
             assert int(row["Request Count"]) > 0 and int(row["Failure Count"]) == 0, (i, row)
+
+
+SHOWN_FILE = re.compile(r"^<!-- file: (\S+) -->\n```\w*\n(.*?)^```", re.S | re.M)
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if SHOWN_FILE.search(p.read_text())], ids=lambda p: p.name)
+def test_a_block_that_shows_a_file_shows_it_as_it_is(page: Path) -> None:
+    for path, text in SHOWN_FILE.findall(page.read_text()):
+        assert (ROOT / path).read_text() == text, f"{page.name}: the block after <!-- file: {path} --> differs"
+
+
+SCENARIOS = [text for lang, text in fences() if lang == "yaml" and re.search(r"^phases:", text, re.M)]
+
+
+@pytest.mark.parametrize("text", SCENARIOS, ids=lambda t: t.split("\n", 1)[0])
+def test_a_scenario_block_validates(text: str, tmp_path: Path) -> None:
+    scenario = tmp_path / "scenario.yaml"
+    scenario.write_text(text)
+    proc = subprocess.run(
+        executable(["dynlocust", "validate", str(scenario)]), cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+
+
+def test_the_docs_show_at_least_one_scenario() -> None:
+    assert SCENARIOS
+
+
+REPO_PATH = re.compile(r"`((?:dynlocust|tests|docker|scenarios|locustfiles)/[^`\s<]*)`")
+"""A path of the checkout written in a page (up to a placeholder such as `<name>`)."""
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_every_path_a_page_names_exists(page: Path) -> None:
+    named = {m.rstrip("/") for m in REPO_PATH.findall(page.read_text())}
+    missing = sorted(p for p in named if not (ROOT / p).exists())
+    assert not missing, f"{page.relative_to(ROOT)} names paths the checkout does not have: {missing}"

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from dynlocust.local.embedded import LocalEndpoint
-from dynlocust.report import build
+from dynlocust.observe.report import build
 from tests.support.runs import ROOT
 from tests.support.scenarios import put_scenario
 
@@ -36,7 +36,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-DATA = ROOT / "tests" / "unit" / "report" / "data"
+DATA = ROOT / "tests" / "unit" / "observe" / "report" / "data"
 CHARTS = ("timeline", "latency", "throttles", "verdicts")
 
 
@@ -199,7 +199,7 @@ def test_a_run_killed_mid_run_still_gets_a_partial_report(tmp_path: Path) -> Non
         endpoint.stop()
     out = tmp_path / "report"
     report = subprocess.run(
-        [sys.executable, "-m", "dynlocust.report.build", str(results.parent), "--out", str(out)],
+        [sys.executable, "-m", "dynlocust.observe.report.build", str(results.parent), "--out", str(out)],
         cwd=ROOT,
         env=env,
         capture_output=True,

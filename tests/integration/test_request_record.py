@@ -2,7 +2,7 @@
 
 Real calls over HTTP: accepted writes and a batch against the local endpoint (which reports consumed capacity), a
 throttle, a batch with unprocessed items and a stall past the deadline against the fault server. Every call's one
-`RequestRecord` reaches the window (via `WindowStats.add`, as `ScenarioRun.execute` does) and the metrics (via
+`RequestRecord` reaches the window (via `WindowStats.add`, as `LocalRun.execute` does) and the metrics (via
 the request event, as in a Locust process); the report is built from the window's results record, as
 `dynlocust report` does. The three must agree on every count and on the capacity consumed.
 """
@@ -10,7 +10,7 @@ the request event, as in a Locust process); the report is built from the window'
 from __future__ import annotations
 
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from typing import Any
 
 from locust.event import EventHook
@@ -18,14 +18,14 @@ from locust.event import EventHook
 from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 
-from dynlocust.client import DynamoDBClient
 from dynlocust.local.embedded import LocalEndpoint
-from dynlocust.metrics import Metrics
-from dynlocust.pacing import Ticket
-from dynlocust.record import RequestRecord
-from dynlocust.report.build import window_from_stats
-from dynlocust.transport.boto3 import make_client
-from dynlocust.windows import WindowStats
+from dynlocust.observe.metrics import Metrics
+from dynlocust.observe.report.build import window_from_stats
+from dynlocust.request.client import DynamoDBClient
+from dynlocust.request.record import RequestRecord
+from dynlocust.request.transport.boto3 import make_client
+from dynlocust.run.pacing import Ticket
+from dynlocust.run.tally import WindowStats
 from tests.conftest import FaultServer
 
 
@@ -36,7 +36,7 @@ def _client(url: str, event: EventHook, deadline: float = 5.0) -> DynamoDBClient
 
 def _metric_totals(metrics: Metrics) -> dict[str, Any]:
     kinds: Counter[str] = Counter()
-    units: Counter[str] = Counter()
+    units: defaultdict[str, float] = defaultdict(float)
     unprocessed = 0.0
     for family in text_string_to_metric_families(metrics.exposition().decode()):
         for sample in family.samples:

@@ -32,7 +32,9 @@ def shrunk(path: Path, directory: Path, factor: float = SHRINK) -> Path:
 
     def scale(mapping: dict[str, Any], key: str) -> None:
         if key in mapping:
-            mapping[key] = f"{parse_duration(mapping[key]) * factor:g}s"
+            seconds = parse_duration(mapping[key])
+            assert seconds is not None, (path, key, mapping[key])
+            mapping[key] = f"{seconds * factor:g}s"
 
     for phase in doc["phases"]:
         if "ramp" in phase:
@@ -79,15 +81,85 @@ def sharded_reads(result: RunResult, capacity_scale: float) -> None:
         assert throttled(window) <= 0.01 * window["summary"]["sent"], window["summary"]
 
 
+def gsi_back_pressure(result: RunResult, capacity_scale: float) -> None:
+    """'holds at 40 puts/s ... and throttles at 100 with reason IndexWriteKeyRangeThroughputExceeded, attributed to
+    the index: the report and the conclusion say "writes to items throttled by GSI by_owner (...)", while the table
+    stays under half of its 206 writes/s ceiling' (the report says what the conclusion does: test_throttle_causes)."""
+    first, last = result.windows
+    assert throttled(first) == 0 and throttled(last) > 0
+    reason = "IndexWriteKeyRangeThroughputExceeded"
+    assert last["summary"]["throttled_by"] == {f"ThrottlingException|{reason}": throttled(last)}
+    assert last["summary"]["throttled_index"] == {f"by_owner|{reason}": throttled(last)}
+    said = f"writes to items throttled by GSI by_owner ({reason})"
+    assert f"{said[0].upper()}{said[1:]}" in result.end["conclusion"]["text"]
+    table_rate = last["summary"]["write_units"] / 2 / last["duration"]  # each accepted put: 1 table + 1 GSI unit
+    assert table_rate < 0.5 * WRITE_CEILING * capacity_scale, table_rate
+
+
+def warm_throughput(result: RunResult, capacity_scale: float) -> None:
+    """'Expected: "the table took 10,000 write units/s at once: warm throughput holds", and DescribeTable's
+    WarmThroughput printed before and after the run' (rehearsed: x0.01 of it, from the first second)."""
+    first = result.windows[0]
+    assert throttled(first) <= 0.01 * first["summary"]["sent"] or "client-bound" in first["verdict_detail"]["labels"]
+    (finding,) = result.end["warm_throughput"]
+    assert finding["outcome"] == "holds", finding
+    assert finding["took_units_per_s"] >= 0.95 * 10_000 * capacity_scale
+    assert finding["text"].startswith("table warm took ")
+    assert finding["text"] in result.end["conclusion"]["text"] and "at once: warm throughput holds" in finding["text"]
+    warm = "12,000/10,000 read/write units/s (ACTIVE)"
+    line = f"warm throughput of table warm (DescribeTable): before the run {warm}; after it {warm}"
+    assert line in result.stdout.splitlines()
+
+
 PROMISES: dict[str, Callable[[RunResult, float], None]] = {
     "quickstart": quickstart,
     "hot-key": hot_key,
     "sharded-reads": sharded_reads,
+    "gsi-back-pressure": gsi_back_pressure,
+    "warm-throughput": warm_throughput,
 }
+
+REHEARSALS: dict[str, tuple[str, ...]] = {
+    "warm-throughput": ("--local", "--rate-scale", "0.01", "--duration-scale", "0.2"),
+}
+"""Remote scenarios whose description promises a `--local` rehearsal: run as it says, against the embedded endpoint."""
+SHIPPED = sorted((ROOT / "scenarios").glob("*.yaml"))
+WARM = [p for p in SHIPPED if any(t.warm_throughput for t in load_scenario(p).tables)]
 
 
 def test_every_local_scenario_has_a_promise_checked_here() -> None:
-    assert {p.stem for p in LOCAL} == set(PROMISES)
+    assert {p.stem for p in LOCAL} | set(REHEARSALS) == set(PROMISES)
+    assert {p.stem for p in WARM} <= set(PROMISES)  # every warm-throughput claim shipped is run here
+
+
+@pytest.mark.parametrize("name", sorted(REHEARSALS))
+def test_a_shipped_remote_scenario_keeps_its_promise_rehearsed_locally(name: str, tmp_path: Path) -> None:
+    path = ROOT / "scenarios" / f"{name}.yaml"
+    args = REHEARSALS[name]
+    assert " ".join(args) in " ".join(load_scenario(path).description.split())  # the description says how
+    result = run_dynlocust(path, tmp_path, *args, run_id=name, timeout=240)
+    assert result.returncode in (0, 3), result.stderr[-3000:]
+    # an SLO may fail only where the client was the limit (a busy machine sent a burst of late sends)
+    failed = [w for w in result.windows if w["slo_failures"]]
+    assert all("client-bound" in w["verdict_detail"]["labels"] for w in failed), (result.stdout[-3000:], failed)
+    assert result.returncode == 0 or failed, result.stdout[-3000:]  # exit 3 from nothing but those SLOs
+    try:
+        PROMISES[name](result, float(args[args.index("--rate-scale") + 1]))
+    except AssertionError as e:
+        bound = result.end["conclusion"]["client_limited"]
+        raise AssertionError(f"{e}; client-bound windows (the machine could not offer the load): {bound}") from e
+
+
+def test_without_its_warm_throughput_the_rehearsed_table_throttles_at_once(tmp_path: Path) -> None:
+    """The contrast that makes the warm-throughput promise mean something: the same load on a table created without
+    WarmThroughput meets a new on-demand table's 4,000 write units/s (x0.01) in the first window."""
+    path = ROOT / "scenarios" / "warm-throughput.yaml"
+    doc = yaml.safe_load(path.read_text())
+    del doc["tables"][0]["warm_throughput"]
+    cold = write_scenario(tmp_path, yaml.safe_dump(doc, sort_keys=False), "cold.yaml")
+    result = run_dynlocust(cold, tmp_path, *REHEARSALS["warm-throughput"], run_id="cold", timeout=240)
+    assert result.returncode == 3, result.stderr[-3000:]  # its SLO: no throttles
+    assert throttled(result.windows[0]) > 0 and "warm_throughput" not in result.end
 
 
 @pytest.mark.parametrize("path", LOCAL, ids=[p.stem for p in LOCAL])
@@ -101,7 +173,7 @@ def test_a_shipped_local_scenario_keeps_its_promise(path: Path, tmp_path: Path) 
     result = run_dynlocust(copy, tmp_path, run_id=path.stem, timeout=240)
     assert result.returncode in (0, 3), result.stderr[-3000:]  # 3: an SLO failed; only a latency bound may
     assert len(result.windows) == len(scenario.steps)
-    assert result.end is not None
+    assert result.end["type"] == "end"
     assert not [f for w in result.windows for f in w["slo_failures"] if " ms " not in f]
     # A busy machine may make a window client-bound (dropped sends); each promise is made to hold all the same,
     # down to about 3/4 of the offered rate.

@@ -12,8 +12,8 @@ import pytest
 from botocore.config import Config
 
 from dynlocust import DynamoDBUser
-from dynlocust.client import RequestFailed
 from dynlocust.errors import ConfigurationError
+from dynlocust.request.client import RequestFailed
 from tests.conftest import FaultServer
 
 

@@ -7,11 +7,7 @@ the live chart drawn in the tab. Needs Debian's ``chromium`` and Playwright for 
 from __future__ import annotations
 
 import json
-import os
-import signal
 import socket
-import subprocess
-import sys
 import time
 import urllib.parse
 import urllib.request
@@ -25,17 +21,12 @@ import pytest
 
 from dynlocust.errors import ConfigurationError
 from dynlocust.local.embedded import LocalEndpoint
-from dynlocust.settings import from_options
-from dynlocust.webui import WINDOW_COLUMNS
+from dynlocust.plugin.settings import from_options
+from dynlocust.plugin.webui import WINDOW_COLUMNS
 from tests.integration.test_report_browser import browser  # noqa: F401 - the Chromium fixture
-from tests.support.processes import wait_http_ok
-from tests.support.runs import ROOT
-from tests.support.scenarios import put_scenario
+from tests.support.scenarios import put_scenario, scenario_yaml
+from tests.support.webui import table_rows, web_locust
 
-LOCUSTFILE = """\
-from dynlocust.hooks import ScenarioUser  # noqa: F401
-import dynlocust.webui  # noqa: F401
-"""
 # ~10 writes/s of capacity against 40/s offered: throttles from the first second
 SCENARIO = put_scenario(
     "webui",
@@ -53,41 +44,15 @@ def _verdict(row: list[str]) -> str:
     return row[VERDICT].split(" + ")[0].split(" (")[0] if len(row) > VERDICT else ""
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextmanager
 def _locust(tmp_path: Path, scenario_text: str, *args: str) -> Iterator[str]:
-    """A Locust web UI with the scenario locustfile and dynlocust.webui, on 127.0.0.1; stopped when the block ends."""
-    (tmp_path / "lf.py").write_text(LOCUSTFILE)
-    scenario = tmp_path / "webui.yaml"
-    scenario.write_text(scenario_text)
-    port = _free_port()
-    argv = [sys.executable, "-m", "locust", "-f", str(tmp_path / "lf.py"), "--scenario", str(scenario)]
-    argv += ["--web-host", "127.0.0.1", "--web-port", str(port), "--results-dir", str(tmp_path / "runs")]
-    argv += ["--metrics-port", "0", *args]
-    log = open(tmp_path / "locust.log", "w+b")  # noqa: SIM115 - closed in finally
-    proc = subprocess.Popen(argv, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=log, stderr=log)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_http_ok(url + "/", proc, tmp_path / "locust.log")
-        yield url
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(10)
-        log.close()
+    """A Locust web UI with the scenario locustfile and the DynamoDB tab, on 127.0.0.1; stopped when the block ends."""
+    with web_locust(tmp_path, scenario_text, *args) as web:
+        yield web.url
 
 
 @pytest.fixture
-def web_locust(tmp_path: Path) -> Iterator[str]:
+def throttling_locust(tmp_path: Path) -> Iterator[str]:
     """The throttling scenario against a local endpoint of its own, with the user count given on the command line."""
     endpoint = LocalEndpoint(capacity_scale=0.0025).start()
     try:
@@ -97,15 +62,13 @@ def web_locust(tmp_path: Path) -> Iterator[str]:
         endpoint.stop()
 
 
-def _table_rows(page: Any) -> list[list[str]]:
-    return page.eval_on_selector_all(
-        "table tbody tr", "rows => rows.map(r => [...r.querySelectorAll('td')].map(td => td.innerText.trim()))"
-    )
-
-
 @pytest.mark.slow
-def test_start_from_the_form_and_watch_windows_and_throttles(browser: Any, web_locust: str, tmp_path: Path) -> None:  # noqa: F811
-    url = web_locust
+def test_start_from_the_form_and_watch_windows_and_throttles(
+    browser: Any,  # noqa: F811
+    throttling_locust: str,
+    tmp_path: Path,
+) -> None:
+    url = throttling_locust
     page = browser.new_page()
     failed: list[str] = []
     page.on("requestfailed", lambda r: failed.append(f"{r.url}: {r.failure}"))
@@ -129,7 +92,7 @@ def test_start_from_the_form_and_watch_windows_and_throttles(browser: Any, web_l
         rows: list[list[str]] = []
         deadline = time.monotonic() + 40
         while time.monotonic() < deadline:
-            rows = _table_rows(page)
+            rows = table_rows(page)
             if sum(1 for r in rows if r and _verdict(r) in CLOSED_VERDICTS) >= 2:
                 break
             page.wait_for_timeout(500)
@@ -147,7 +110,7 @@ def test_start_from_the_form_and_watch_windows_and_throttles(browser: Any, web_l
 
         page.get_by_role("tab", name="DynamoDB throttles").click()
         page.wait_for_timeout(2500)  # the UI polls every 2 s
-        throttle_rows = _table_rows(page)
+        throttle_rows = table_rows(page)
         assert any(r[1] == "ThrottlingException" and int(r[3].replace(",", "")) > 0 for r in throttle_rows)
         assert page.locator("img#dynlocust-chart").count() == 0  # only under the DynamoDB tab
 
@@ -165,9 +128,11 @@ def test_start_from_the_form_and_watch_windows_and_throttles(browser: Any, web_l
 # a local scenario: no --host, so the process starts the embedded endpoint and the form shows it
 LOCAL = put_scenario("webui-local", "steps: [{rate: 20, window: 2s}, {rate: 20, window: 2s}]", concurrency=5)
 UNTIL_STOPPED = put_scenario("webui-two", "steps: [{rate: 20, window: 2s}, {rate: 20, window: 60s}]", concurrency=5)
-MISSING_TABLE = LOCAL.replace(
-    "  - {name: t, partition_key: {name: pk, type: S}}",
-    "  - {name: t, partition_key: {name: pk, type: S}, use_existing: true, existing_table_name: absent-table}",
+MISSING_TABLE = scenario_yaml(
+    "webui-missing",
+    "steps: [{rate: 20, window: 2s}, {rate: 20, window: 2s}]",
+    tables="[{name: t, partition_key: {name: pk, type: S}, use_existing: true, existing_table_name: absent-table}]",
+    concurrency=5,
 )
 
 
@@ -292,7 +257,7 @@ def test_a_set_up_failure_is_shown_in_the_ui(browser: Any, tmp_path: Path) -> No
                 "td.innerText.includes('set-up failed'))",
                 timeout=10_000,
             )
-            row = _table_rows(page)[0]
+            row = table_rows(page)[0]
             assert (_verdict(row), row[-1]) == ("set-up failed", banner.inner_text().split("set-up failed: ")[1])
         finally:
             page.close()
@@ -328,4 +293,4 @@ def test_two_runs_in_a_row_from_the_form(browser: Any, tmp_path: Path) -> None: 
 
 def _table_rows_of(page: Any) -> list[list[str]]:
     page.get_by_role("tab", name="DynamoDB", exact=True).click()
-    return _table_rows(page)
+    return table_rows(page)

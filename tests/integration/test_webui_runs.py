@@ -20,13 +20,15 @@ from typing import Any
 
 import pytest
 
+from dynlocust.exit_codes import ExitCode, exit_line
 from dynlocust.local.embedded import LocalEndpoint
-from dynlocust.transport.boto3 import make_client
+from dynlocust.request.transport.boto3 import make_client
+from tests.support import webui
 from tests.support.processes import wait_http_ok
 from tests.support.runs import ROOT
 from tests.support.scenarios import put_scenario
 
-LOCUSTFILE = "from dynlocust.hooks import ScenarioUser  # noqa: F401\n"
+LOCUSTFILE = "from dynlocust.plugin.scenario_user import ScenarioUser  # noqa: F401\n"
 SCENARIO = put_scenario("runs", "steps: [{rate: 20, window: 2s}, {rate: 20, window: 60s}]", concurrency=4)
 SHORT = put_scenario("short", "steps: [{rate: 20, window: 2s}, {rate: 20, window: 2s}]", concurrency=4)
 WAIT = 60.0
@@ -140,3 +142,21 @@ def test_the_plans_end_deletes_the_tables_and_the_web_ui_stays_up(web_locust: tu
     _until("the run's end record", ended, log)
     _until("the run's table deleted", lambda: not client.list_tables()["TableNames"], log)
     assert _get(url + "/stats/requests")["state"] == "stopped"  # the process outlives its run: Start again works
+
+
+AUTOQUIT = 3
+
+
+@pytest.mark.slow
+def test_autostart_with_autoquit_quits_that_many_seconds_after_the_plans_end(tmp_path: Path) -> None:
+    """Locust autoquits only after --run-time; a scenario's plan ends the run itself, and the process must follow."""
+    with webui.web_locust(tmp_path, SHORT, "--autostart", "--autoquit", str(AUTOQUIT)) as web:
+        code = web.proc.wait(WAIT)  # by itself: nobody stops it
+        quit_at = time.time()
+    out = web.output()
+    assert f"the plan has ended: quitting in {AUTOQUIT} s (--autoquit)" in out
+    (results,) = (tmp_path / "runs").glob("*/results.jsonl")
+    end = json.loads(results.read_text().splitlines()[-1])
+    assert end["type"] == "end" and code == end["exit_code"] == 0, out[-3000:]
+    assert quit_at - results.stat().st_mtime >= AUTOQUIT  # it waited for the N seconds first
+    assert out.strip().splitlines()[-1] == exit_line(ExitCode.PASSED)

@@ -180,7 +180,7 @@ def _table_of(body: dict[str, Any]) -> str:
     if "RequestItems" in body:
         return str(next(iter(body["RequestItems"]), ""))
     for action in body.get("TransactItems", ()):
-        inner = next(iter(action.values()), {})
+        inner: dict[str, Any] = next(iter(action.values()), {})
         if "TableName" in inner:
             return str(inner["TableName"])
     return ""

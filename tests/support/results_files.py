@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dynlocust.results import ResultsWriter
-from dynlocust.windows import WindowStats
+from dynlocust.run.results import ResultsWriter
+from dynlocust.run.tally import WindowStats
 
 SHAPE: dict[str, Any] = {
     "tables": [{"name": "t", "partition_key": {"name": "pk", "type": "S"}, "billing": "on_demand"}],

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dynlocust.results import read_results
+from dynlocust.run.results import read_results
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,8 +26,12 @@ class RunResult:
         return [r for r in self.records if r["type"] == "window"]
 
     @property
-    def end(self) -> dict[str, Any] | None:
-        return next((r for r in self.records if r["type"] == "end"), None)
+    def end(self) -> dict[str, Any]:
+        """The run's `end` record; a run that wrote none fails the test here, with the tail of its stderr."""
+        found = next((r for r in self.records if r["type"] == "end"), None)
+        if found is None:
+            raise AssertionError(f"the run wrote no end record (exit {self.returncode}): {self.stderr[-2000:]}")
+        return found
 
 
 def run_dynlocust(
@@ -50,3 +54,12 @@ def run_dynlocust(
     path = results_dir / run_id / "results.jsonl"
     records = read_results(path) if path.exists() else []
     return RunResult(proc.returncode, proc.stdout, proc.stderr, records)
+
+
+def without_exit_line(stderr: str, code: int = 2) -> str:
+    """`stderr` less its last line, which must be `code`'s `exit code N: meaning` line (the CLI's last word)."""
+    from dynlocust.exit_codes import exit_line
+
+    head, _, last = stderr.rstrip("\n").rpartition("\n")
+    assert last == exit_line(code), stderr
+    return head + "\n" if head else ""

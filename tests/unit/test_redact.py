@@ -86,7 +86,8 @@ def root_capture() -> Iterator[io.StringIO]:
         root.removeHandler(handler)
         root.setLevel(level)
         for name in ("", *redact.LOGGERS):
-            logging.getLogger(name).removeFilter(redact._FILTER)
+            if redact._FILTER is not None:
+                logging.getLogger(name).removeFilter(redact._FILTER)
 
 
 def closed_port() -> int:

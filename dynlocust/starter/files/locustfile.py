@@ -18,9 +18,8 @@ from typing import Any
 
 from locust import between, events, task
 
-from dynlocust import DynamoDBUser
+from dynlocust import DynamoDBUser, MapperUser, settings_for, shared_boto3_client
 from dynlocust.mapper import entity
-from dynlocust.mapper_users import MapperUser
 
 LOCAL_ENDPOINT = "http://127.0.0.1:8000"
 """Where `dynlocust local --port 8000` listens; `--host` overrides it."""
@@ -83,9 +82,6 @@ class MapperOrders(MapperUser):
 @events.test_start.add_listener
 def create_table(environment: Any, **_kwargs: Any) -> None:
     """Create the table if it is missing (the local endpoint starts empty) and wait until it is ACTIVE."""
-    from dynlocust.plugin import settings_for
-    from dynlocust.users import shared_boto3_client
-
     client = shared_boto3_client(environment, environment.host or LOCAL_ENDPOINT, settings_for(environment))
     with contextlib.suppress(client.exceptions.ResourceInUseException):  # it exists, or another process made it
         client.create_table(

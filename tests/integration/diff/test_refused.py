@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.runs import ROOT, run_dynlocust
+from tests.support.runs import ROOT, run_dynlocust, without_exit_line
 from tests.support.scenarios import put_scenario, write_scenario
 
 pytestmark = pytest.mark.slow
@@ -122,7 +122,7 @@ def test_refused_with_one_line(real_run: Path, tmp_path: Path, case: str) -> Non
     result = diff(str(real_run), str(broken))
     assert result.returncode == 2, (result.stdout, result.stderr)
     assert result.stdout == ""
-    lines = result.stderr.splitlines()
+    lines = without_exit_line(result.stderr).splitlines()
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("dynlocust diff: error: "), lines
     assert re.search(message, lines[0]), lines[0]
@@ -157,7 +157,7 @@ def test_refused_arguments(real_run: Path, tmp_path: Path, args: list[str], mess
     result = diff(*(a.format(**values) for a in args))
     assert result.returncode == 2, (result.stdout, result.stderr)
     assert result.stdout == ""
-    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert len(without_exit_line(result.stderr).splitlines()) == 1, result.stderr
     assert re.search(message, result.stderr), result.stderr
 
 
@@ -172,5 +172,6 @@ def test_run_with_a_bad_baseline_is_refused_before_it_starts(real_run: Path, tmp
         argv += ["--baseline", str(baseline), "--fail-on", fail_on, "--metrics-port", "0"]
         result = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
         assert result.returncode == 2, (result.stdout, result.stderr)
-        assert len(result.stderr.splitlines()) == 1 and re.search(message, result.stderr), result.stderr
+        err = without_exit_line(result.stderr)
+        assert len(err.splitlines()) == 1 and re.search(message, err), result.stderr
         assert not (tmp_path / "r").exists()

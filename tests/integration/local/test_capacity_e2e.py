@@ -17,7 +17,7 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from dynlocust.local.capacity import ON_DEMAND_TABLE_MESSAGE
+from dynlocust.local.capacity_figures import ON_DEMAND_TABLE_MESSAGE
 from dynlocust.local.embedded import LocalEndpoint
 
 SCALE = 0.01

@@ -118,7 +118,7 @@ class Gen:
         return "put_item", req
 
     def update_parts(self) -> dict[str, Any]:
-        v = {":d": {"N": str(self.r.randint(1, 4))}, ":z": {"N": "0"}}
+        v: dict[str, dict[str, Any]] = {":d": {"N": str(self.r.randint(1, 4))}, ":z": {"N": "0"}}
         sets = ["n = if_not_exists(n, :z) + :d"]
         if self.r.random() < 0.5:
             sets.append("s = :s")
@@ -183,7 +183,7 @@ class Gen:
         return "query", {"TableName": self.t, "KeyConditions": conds}
 
     def query_gsi(self) -> tuple[str, dict[str, Any]]:
-        req = {
+        req: dict[str, Any] = {
             "TableName": self.t,
             "IndexName": "by_g",
             "KeyConditionExpression": "g = :g",

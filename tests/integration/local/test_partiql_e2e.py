@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from dynlocust.local.capacity import ON_DEMAND_TABLE_MESSAGE
+from dynlocust.local.capacity_figures import ON_DEMAND_TABLE_MESSAGE
 from dynlocust.local.embedded import LocalEndpoint
 from tests.integration.local.conftest import client_for
 

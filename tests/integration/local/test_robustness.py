@@ -263,7 +263,7 @@ def _well_formed(port: int, seconds: float) -> subprocess.Popen[str]:
 
 def _latencies(client: subprocess.Popen[str]) -> tuple[list[float], int]:
     out, _ = client.communicate(timeout=60)
-    result = json.loads(out) if out.strip() else {"latencies": [], "bad": 0}
+    result: dict[str, Any] = json.loads(out) if out.strip() else {"latencies": [], "bad": 0}
     return sorted(result["latencies"]), int(result["bad"])
 
 

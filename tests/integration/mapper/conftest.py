@@ -14,7 +14,7 @@ import pytest
 
 from dynlocust.local.embedded import LocalEndpoint
 from dynlocust.mapper.model import Index, entity, model_of
-from dynlocust.transport.boto3 import make_client
+from dynlocust.request.transport.boto3 import make_client
 
 
 @entity(

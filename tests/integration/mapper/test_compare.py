@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from dynlocust.mapper.compare import Bench, main, run
+from dynlocust.plugin.compare import main, run
+from dynlocust.plugin.compare_reference import Bench
 
 SAMPLE_PAIRS = Path(__file__).with_name("sample_pairs.py")
 
@@ -48,6 +50,29 @@ def test_main_prints_the_table(endpoint: Any, client: Any, capsys: pytest.Captur
         "move (read, then delete + put in one transaction)",
     ]
     assert all(line.rstrip().endswith("x") for line in out[2:4])
+    for line in out[2:4]:  # the ratio printed is the quotient of the ms columns printed
+        raw, mapper, ratio = (float(x) for x in re.findall(r"(\d+\.\d\d)x?(?=\s)", line)[:3])
+        assert ratio == pytest.approx(mapper / raw, abs=0.006), line
+    assert compare_tables(client) == []
+
+
+def test_a_baseline_says_the_direction_in_words(
+    endpoint: Any, client: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    saved = tmp_path / "base.json"
+    argv = ["--endpoint", endpoint.url, "--runs", "3", "--repeat", "1", "--only", "retrieve by key"]
+    assert main([*argv, "--save", str(saved)]) == 0
+    capsys.readouterr()
+    assert main([*argv, "--baseline", str(saved), "--fail-on", "ratio>+1000%"]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("retrieve by key") and "mapper/raw" in line)
+    base, new = (float(x) for x in re.findall(r"(\d+\.\d{3})x", row)[:2])
+    words = re.search(r"mapper (\d+\.\d)% (slower|faster) than baseline|mapper level with baseline", row)
+    assert words, row
+    change = round((new / base - 1) * 100, 1)
+    said = 0.0 if words[1] is None else float(words[1]) * (1 if words[2] == "slower" else -1)
+    assert said == pytest.approx(change, abs=0.11), row
+    assert "no significant regression past the gate (ratio>+1000%)" in out
     assert compare_tables(client) == []
 
 
@@ -106,6 +131,7 @@ def test_pairs_module_rows_are_measured_and_torn_down(
 def test_pairs_and_adapter_errors_exit_2(
     endpoint: Any, argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    code: int | str | None
     try:
         code = main(["--endpoint", endpoint.url, *argv])
     except SystemExit as exc:  # argparse's own usage errors

@@ -1,5 +1,6 @@
-"""The README's `MapperUser` examples, run as they are: each is a locustfile under real Locust against the local
-endpoint (`dynlocust local --no-capacity`), and every request its comments name must have run without failure."""
+"""The `MapperUser` examples of the users page (docs/users.md), run as they are: each is a locustfile under real
+Locust against the local endpoint (`dynlocust local --no-capacity`), and every request its comments name must have
+run without failure."""
 
 from __future__ import annotations
 
@@ -12,18 +13,19 @@ from typing import Any
 
 import pytest
 
-README = Path(__file__).resolve().parents[3] / "README.md"
+USERS_PAGE = Path(__file__).resolve().parents[3] / "docs" / "users.md"
 
 
 def mapper_examples() -> list[str]:
-    text = README.read_text()
+    text = USERS_PAGE.read_text()
     section = text[text.index("## Your data layer: the mapper") :]
-    section = section[: section.index("\n## ", 1)]
+    end = section.find("\n## ", 1)  # the next section, if the mapper's is not the page's last
+    section = section if end < 0 else section[:end]
     blocks = re.findall(r"```python\n(.*?)```", section, flags=re.S)
     return [block for block in blocks if "(MapperUser)" in block]
 
 
-def test_the_readme_has_an_example_for_each_adapter() -> None:
+def test_the_users_page_has_an_example_for_each_adapter() -> None:
     examples = mapper_examples()
     assert [a for a in ("self.repository(", "self.pynamodb(", "self.table(") if any(a in e for e in examples)] == [
         "self.repository(",
@@ -52,7 +54,7 @@ def orders_table(client: Any) -> Any:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("index", range(3))
-def test_readme_example_runs_under_locust(endpoint: Any, orders_table: str, tmp_path: Path, index: int) -> None:
+def test_users_page_example_runs_under_locust(endpoint: Any, orders_table: str, tmp_path: Path, index: int) -> None:
     example = mapper_examples()[index]
     if "pynamodb" in example:
         pytest.importorskip("pynamodb")

@@ -16,7 +16,7 @@ import pytest
 
 from dynlocust.errors import ConfigurationError
 from dynlocust.mapper.model import model_of
-from dynlocust.mapper_users import REQUEST_TYPE, MapperUser
+from dynlocust.plugin.mapper_users import REQUEST_TYPE, MapperUser
 from tests.integration.mapper.conftest import Order
 from tests.integration.mapper.test_users import make_user
 
@@ -47,7 +47,7 @@ def test_pynamodb_adapter_drains_lazy_results_and_unwraps_errors(endpoint: Any, 
     condition = PynamoOrder.pk.does_not_exist()
     assert user.timed("PynamoOrder.save", PynamoOrder(pk="c", sk="1").save, condition=condition) is None
     assert fired[-1]["context"]["outcome"].kind == "condition_failed"
-    assert PynamoOrder.Meta.max_retry_attempts == 0
+    assert vars(PynamoOrder.Meta)["max_retry_attempts"] == 0  # set by configure_pynamodb
     assert model_of(Order).table == "orders"
     assert model.DoesNotExist is PynamoOrder.DoesNotExist  # classes pass through the proxy
     assert model.get("c", "missing") is None

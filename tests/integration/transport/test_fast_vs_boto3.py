@@ -18,12 +18,12 @@ import pytest
 from botocore.exceptions import ClientError
 
 from dynlocust import DynamoDBUser
-from dynlocust.client import RequestFailed
 from dynlocust.errors import ConfigurationError
-from dynlocust.fast_users import FastDynamoDBUser, user_base
 from dynlocust.local.embedded import LocalEndpoint
-from dynlocust.transport.boto3 import make_client
-from dynlocust.transport.fast import FastDynamoDB, make_fast_client
+from dynlocust.plugin.fast_users import FastDynamoDBUser, user_base
+from dynlocust.request.client import RequestFailed
+from dynlocust.request.transport.boto3 import make_client
+from dynlocust.request.transport.fast import FastDynamoDB, make_fast_client
 from tests.conftest import FaultServer
 
 TABLE = "fast-cmp"

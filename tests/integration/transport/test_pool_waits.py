@@ -17,9 +17,9 @@ import pytest
 from botocore.exceptions import BotoCoreError
 
 from dynlocust.local.embedded import LocalEndpoint
-from dynlocust.saturation import pool_counter
-from dynlocust.transport.boto3 import MIN_POOL, make_client
-from dynlocust.transport.fast import make_fast_client
+from dynlocust.request.transport.boto3 import MIN_POOL, make_client
+from dynlocust.request.transport.fast import make_fast_client
+from dynlocust.request.transport.pool_wait import pool_counter
 from tests.conftest import FaultServer
 
 FACTORIES: dict[str, Callable[..., Any]] = {"boto3": make_client, "fast": make_fast_client}
@@ -55,4 +55,6 @@ def test_pool_waits_count_requests_beyond_the_pool(
 
     calls = [gevent.spawn(call) for _ in range(concurrent)]
     gevent.joinall(calls, timeout=30, raise_error=True)
-    assert pool_counter(stalled).value == concurrent - MIN_POOL  # all in flight at once: the rest found none free
+    stalled_counter = pool_counter(stalled)
+    assert stalled_counter is not None
+    assert stalled_counter.value == concurrent - MIN_POOL  # all in flight at once: the rest found none free

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import http.client
+import json
+import logging
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -25,6 +28,14 @@ def endpoint() -> Iterator[ThreadedEndpoint]:
 
 
 @pytest.fixture
+def no_traceback(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
+    """The test fails if the server logged an internal error (a traceback: what answers HTTP 500)."""
+    caplog.set_level(logging.ERROR, logger="dynlocust.local.server")
+    yield
+    assert [r for r in caplog.records if r.name == "dynlocust.local.server"] == []
+
+
+@pytest.fixture
 def make_client() -> Callable[..., Any]:
     def make(ep: Any) -> Any:
         return boto3.client("dynamodb", endpoint_url=ep.url, config=CONFIG, **CREDS)
@@ -40,6 +51,23 @@ def client(endpoint: ThreadedEndpoint, make_client: Callable[..., Any]) -> Any:
 @pytest.fixture
 def resource(endpoint: ThreadedEndpoint) -> Any:
     return boto3.resource("dynamodb", endpoint_url=endpoint.url, config=CONFIG, **CREDS)
+
+
+@pytest.fixture
+def tab1(endpoint: Any, client: Any) -> str:
+    """tab1: pk (S) + sk (N), a KEYS_ONLY GSI gsi1 on g (S); the table's ARN."""
+    described = create_table(
+        client,
+        extra_attrs={"g": "S"},
+        gsis=[
+            {
+                "IndexName": "gsi1",
+                "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "KEYS_ONLY"},
+            }
+        ],
+    )
+    return str(described["TableDescription"]["TableArn"])
 
 
 def create_table(
@@ -76,3 +104,15 @@ def error_of(exc_info: Any) -> tuple[int, str, str]:
     """(HTTP status, error code, message) of a botocore ClientError."""
     r = exc_info.value.response
     return r["ResponseMetadata"]["HTTPStatusCode"], r["Error"]["Code"], r["Error"].get("Message", "")
+
+
+def wire(endpoint: ThreadedEndpoint, op: str, req: dict[str, Any]) -> tuple[int, Any]:
+    """(HTTP status, JSON body) of one request sent as a raw client sends it: no SDK between test and endpoint."""
+    conn = http.client.HTTPConnection("127.0.0.1", endpoint.port, timeout=30)
+    try:
+        headers = {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "DynamoDB_20120810." + op}
+        conn.request("POST", "/", body=json.dumps(req).encode(), headers=headers)
+        resp = conn.getresponse()
+        return resp.status, json.loads(resp.read())
+    finally:
+        conn.close()

@@ -228,8 +228,29 @@ def test_region_in_host_name_must_match_the_scope(signed_endpoint: ThreadedEndpo
     status, body = send(signed_endpoint, "ListTables", {}, signer=_Signer(region="us-east-1"), add_before=host)
     assert (status, body["message"]) == (400, "Credential should be scoped to a valid region. ")
     assert send(signed_endpoint, "ListTables", {}, signer=_Signer(region="eu-west-1"), add_before=host)[0] == 200
-    # 127.0.0.1 names no region: any well-formed region is accepted
-    assert send(signed_endpoint, "ListTables", {}, signer=_Signer(region="eu-west-1"))[0] == 200
+
+
+@pytest.mark.parametrize(("region", "status"), [("us-east-1", 200), ("eu-west-1", 400), ("us-west-2", 400)])
+def test_without_a_region_in_the_host_the_scope_must_name_the_endpoints_region(
+    signed_endpoint: ThreadedEndpoint, region: str, status: int
+) -> None:
+    """127.0.0.1 names no region: the endpoint is its --region's (us-east-1 here), as a regional endpoint is."""
+    got, body = send(signed_endpoint, "ListTables", {}, signer=_Signer(region=region))
+    assert got == status
+    if status == 400:
+        assert (body["__type"], body["message"]) == (
+            "com.amazon.coral.service#InvalidSignatureException",
+            "Credential should be scoped to a valid region. ",
+        )
+
+
+def test_an_endpoint_of_another_region_takes_that_regions_scope() -> None:
+    ep = serve_in_thread(capacity=None, verify_signatures=True, credentials={"AKIDLOCAL": "s3cret"}, region="eu-west-1")
+    try:
+        assert send(ep, "ListTables", {}, signer=_Signer(region="eu-west-1"))[0] == 200
+        assert send(ep, "ListTables", {}, signer=_Signer(region="us-east-1"))[0] == 400
+    finally:
+        ep.stop()
 
 
 @pytest.mark.parametrize(("path", "method"), [("/_dynlocust/stats", "GET"), ("/_dynlocust/reset-stats", "POST")])

@@ -13,15 +13,10 @@ from dataclasses import dataclass, field
 import pytest
 
 from dynlocust.errors import ConfigurationError
-from dynlocust.local import capacity
-from dynlocust.local.capacity import (
-    ON_DEMAND_INDEX_MESSAGE,
-    ON_DEMAND_TABLE_MESSAGE,
-    PROVISIONED_TABLE_MESSAGE,
-    CapacityModel,
-    ResourceSpec,
-    Throttle,
-)
+from dynlocust.local import capacity_growth
+from dynlocust.local.capacity import CapacityModel
+from dynlocust.local.capacity_figures import ON_DEMAND_INDEX_MESSAGE, ON_DEMAND_TABLE_MESSAGE, PROVISIONED_TABLE_MESSAGE
+from dynlocust.local.capacity_resources import ResourceSpec, Throttle
 
 T0 = 1000.0
 ARN = "arn:aws:dynamodb:us-east-1:000000000000:table/t"
@@ -85,7 +80,7 @@ def drive(
 def on_demand(scale: float = 1.0, time_scale: float = 1.0, **spec: float | None) -> tuple[CapacityModel, FakeClock]:
     clock = FakeClock()
     model = CapacityModel(capacity_scale=scale, time_scale=time_scale, clock=clock)
-    model.add_resource(ResourceSpec("t", None, ARN, "PAY_PER_REQUEST", **spec))  # type: ignore[arg-type]
+    model.add_resource(ResourceSpec("t", None, ARN, "PAY_PER_REQUEST", **spec))
     return model, clock
 
 
@@ -130,11 +125,12 @@ def test_first_throttle_time_unscaled(offered: int, expected: float, tolerance: 
 
 
 def test_first_throttle_sooner_the_higher_the_offered_rate() -> None:
-    times = []
+    times: list[float] = []
     for offered in (5000, 6000, 7000, 8000):
         model, clock = on_demand(scale=0.1)
-        times.append(drive(model, clock, offered * 0.1, 6).first_throttle)
-    assert all(t is not None for t in times)
+        first = drive(model, clock, offered * 0.1, 6).first_throttle
+        assert first is not None, offered
+        times.append(first)
     assert times == sorted(times, reverse=True)
     assert len(set(times)) == 4
 
@@ -237,7 +233,7 @@ def test_over_demand_run_survives_short_pauses_only(pause_s: int, grows: bool) -
 
 
 def test_a_step_bigger_than_doubling_is_capped_at_twice_the_peak(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(capacity, "GROWTH_STEP", 3.0)  # would jump 4,130 -> 16,130
+    monkeypatch.setattr(capacity_growth, "GROWTH_STEP", 3.0)  # would jump 4,130 -> 16,130
     model, clock = on_demand(scale=0.1, time_scale=10)
     drive(model, clock, 2000, 540 / 10)  # 20,000 offered for 9 simulated minutes
     snap = model.snapshot()["t"]
@@ -257,7 +253,7 @@ def drive_jittered(
     ``seconds`` from the clock's current time; accepted per second of clock time."""
     rnd = random.Random(seed)
     start = clock.t
-    per_second = [0] * int(seconds)
+    per_second = [0.0] * int(seconds)
     t = start + rnd.expovariate(rate)
     i = 0
     while t < start + int(seconds):
@@ -270,7 +266,7 @@ def drive_jittered(
     return per_second
 
 
-def _per_2s(per_second: list[int]) -> list[float]:
+def _per_2s(per_second: list[float]) -> list[float]:
     return [(per_second[i] + per_second[i + 1]) / 2 for i in range(0, len(per_second) - 1, 2)]
 
 
@@ -282,7 +278,7 @@ def soak_scaled() -> dict[str, tuple[list[float], dict]]:
     for arrivals in ("exact", "poisson"):
         model, clock = on_demand(scale=0.01, time_scale=60)
         if arrivals == "exact":
-            per_second = drive(model, clock, 80, 36).per_second[:-1]
+            per_second: list[float] = [float(n) for n in drive(model, clock, 80, 36).per_second[:-1]]
         else:
             per_second = drive_jittered(model, clock, 80, 36)
         out[arrivals] = (_per_2s(per_second), model.snapshot()["t"])
@@ -515,12 +511,18 @@ def test_a_rejected_request_consumes_nothing() -> None:
     assert model.charge("t", None, "write", 1.0, "a") is None
 
 
-def test_an_item_bigger_than_the_bucket_passes_when_the_bucket_is_full() -> None:
+def test_a_bucket_keeps_room_for_three_of_its_largest_requests() -> None:
+    # 34 units of burst at capacity_scale 0.01 would hold no 400 KB write: the floor widens it to 3 x 400 units
     model, clock = on_demand(scale=0.01)
-    assert model.charge("t", None, "write", 400.0, "big") is None
-    assert model.charge("t", None, "write", 400.0, "big2") is not None
-    clock.t += 10
-    assert model.charge("t", None, "write", 400.0, "big3") is None
+    for key in ("big1", "big2", "big3"):
+        assert model.charge("t", None, "write", 400.0, key) is None
+    assert model.charge("t", None, "write", 400.0, "big4") is not None
+    snap = model.snapshot()["t"]
+    assert snap["write_burst"] == pytest.approx(1200)
+    assert snap["largest_request_units"]["write"] == 400
+    assert "1200 units" in snap["floors"]["write burst (reads and writes)"]
+    clock.t += 400 / 41.3
+    assert model.charge("t", None, "write", 400.0, "big5") is None
 
 
 def test_partition_state_is_pruned() -> None:
@@ -597,3 +599,95 @@ def test_refund_gives_back_exactly_what_charge_took() -> None:
     assert after["accepted"] == before["accepted"]
     assert model.charge("t", None, "write", 20.0, "b") is None
     model.refund("gone", None, "write", 1.0, "a")  # unknown resources are ignored
+
+
+# ---- a read and write mix: why reads are throttled --------------------------------------------------------------
+
+
+def drive_mix(model: CapacityModel, clock: FakeClock, wru: float, rru: float, seconds: float) -> dict[str, Window]:
+    """Writes of 1 WRU at ``wru``/s and strongly consistent reads of 1 RRU at ``rru``/s, interleaved by time."""
+    events = sorted(
+        [(clock.t + i / wru, "write") for i in range(round(wru * seconds))]
+        + [(clock.t + i / rru, "read") for i in range(round(rru * seconds))]
+    )
+    out = {"write": Window(), "read": Window()}
+    causes: dict[str, set[str | None]] = {"write": set(), "read": set()}
+    for i, (t, kind) in enumerate(events):
+        clock.t = t
+        th = model.charge("t", None, kind, 1.0, KEYS[i % len(KEYS)])
+        w = out[kind]
+        if th is None:
+            w.accepted += 1
+        else:
+            w.throttled += 1
+            w.reasons.add(th.reason)
+            causes[kind].add(th.cause.split(";")[0] if th.cause else None)
+    for kind, w in out.items():
+        w.throttle = Throttle("", "", "", "", ",".join(sorted(str(c) for c in causes[kind])))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("billing", "wru", "rru", "reads_throttled", "read_causes", "write_causes"),
+    [
+        # writes at 2x the on-demand ceiling fill the one budget: reads far under theirs are refused, and say why
+        ("PAY_PER_REQUEST", 826, 120, True, "writes-over-ceiling", "None"),
+        # reads alone over the ceiling: the writes refused with them are told so
+        ("PAY_PER_REQUEST", 40, 2500, True, "None", "reads-over-ceiling"),
+        # neither alone over the ceiling, together they are (0.7 + 0.7 of it): what has refilled goes to the
+        # requests that fit in it, so the cheaper reads (a third of a write's cost) pass and the writes are refused
+        ("PAY_PER_REQUEST", 289, 867, False, "", "read-write-mix"),
+        # provisioned: reads and writes have their own budgets, so writes over theirs leave reads alone
+        ("PROVISIONED", 200, 80, False, "", "None"),
+    ],
+)
+def test_mixed_workload_says_which_kind_holds_the_budget(
+    billing: str, wru: float, rru: float, reads_throttled: bool, read_causes: str, write_causes: str
+) -> None:
+    clock = FakeClock()
+    model = CapacityModel(capacity_scale=0.1, clock=clock)
+    extra = {} if billing == "PAY_PER_REQUEST" else {"read_capacity": 1000.0, "write_capacity": 1000.0}
+    model.add_resource(ResourceSpec("t", None, ARN, billing, **extra))
+    drive_mix(model, clock, wru, rru, 5)  # spend the burst / the start credit
+    w = drive_mix(model, clock, wru, rru, 10)
+    assert (w["read"].throttled > 0) is reads_throttled
+    assert w["read"].throttle is not None and w["write"].throttle is not None
+    assert w["read"].throttle.cause == read_causes
+    assert w["write"].throttled > 0
+    assert w["write"].throttle.cause == write_causes
+    if billing == "PAY_PER_REQUEST":
+        # accepted reads and writes share the ceiling: 413 WRU/s = 1,239 RRU/s at capacity_scale 0.1
+        used = w["write"].accepted / 10 / 413 + w["read"].accepted / 10 / 1239
+        assert used == pytest.approx(1.0, rel=0.01)
+        causes = model.snapshot()["t"]["throttle_causes"]
+        assert set(causes) == {c for c in (read_causes, write_causes) if c not in ("", "None")}
+    else:
+        assert w["write"].accepted / 10 == pytest.approx(100, rel=0.01)
+
+
+@pytest.mark.parametrize(
+    ("scale", "time_scale", "bent"),
+    [
+        (1.0, 1.0, set()),  # unscaled: every figure as calibrated, 400 KB items or not
+        (0.025, 1.0, {"write burst (reads and writes)", "write partition burst", "over-demand grace"}),
+        (0.025, 10.0, {"write burst (reads and writes)", "write partition burst", "over-demand grace"}),
+    ],
+)
+def test_a_floor_that_bends_a_figure_is_said_once_with_the_figure(
+    scale: float, time_scale: float, bent: set[str]
+) -> None:
+    said: list[str] = []
+    clock = FakeClock()
+    model = CapacityModel(capacity_scale=scale, time_scale=time_scale, clock=clock, notify=said.append)
+    model.add_resource(ResourceSpec("t", None, ARN, "PAY_PER_REQUEST"))
+    rate = 6000 / 400 * scale  # 400 KB writes at 1.5x the baseline
+    for i in range(round(rate * 2000 / time_scale)):
+        clock.t = T0 + i / rate
+        model.charge("t", None, "write", 400.0, f"k{i}")
+    floors = model.snapshot()["t"]["floors"]
+    assert set(floors) == bent
+    assert said == list(floors.values())  # once each, in the order they bent
+    if bent:
+        burst = floors["write burst (reads and writes)"]
+        assert burst.startswith("capacity floor: t write burst (reads and writes) is 1200 units"), burst
+        assert f"not the scaled {3400 * scale / time_scale:.4g} units" in burst

@@ -154,6 +154,38 @@ def test_scan_pagination_visits_every_item_once(client: Any) -> None:
     assert len(set(seen)) == 25
 
 
+@pytest.mark.parametrize("limit", [None, 1, 4])
+def test_a_plain_scan_of_a_table_without_a_sort_key_pages_as_a_filtered_one(client: Any, limit: int | None) -> None:
+    """Unfiltered, such a page is cut from the stored sizes; item by item (a filter every item passes) it must be
+    the same page: its items, counts, LastEvaluatedKey (at the Limit, at 1 MB) and consumed capacity."""
+    create_table(client, range_type=None)
+    for i in range(30):
+        blob = "x" * (300 * 1024 if i % 7 == 0 else i * 40)  # some pages stop at 1 MB
+        client.put_item(TableName="tab1", Item={"pk": {"S": f"p{i}"}, "v": {"S": blob}})
+
+    def walk(**extra: Any) -> list[tuple[Any, ...]]:
+        pages: list[tuple[Any, ...]] = []
+        args: dict[str, Any] = {"TableName": "tab1", "ReturnConsumedCapacity": "TOTAL", **extra}
+        if limit is not None:
+            args["Limit"] = limit
+        while True:
+            r = client.scan(**args)
+            esk = r.get("LastEvaluatedKey")
+            pages.append((r.get("Items"), r["Count"], r["ScannedCount"], esk, r["ConsumedCapacity"]))
+            if esk is None:
+                return pages
+            args["ExclusiveStartKey"] = esk
+
+    plain = walk()
+    assert plain == walk(FilterExpression="attribute_exists(v)")
+    assert sorted(it["pk"]["S"] for page in plain for it in page[0]) == sorted(f"p{i}" for i in range(30))
+    counted = walk(Select="COUNT")
+    assert [page[1:] for page in counted] == [page[1:] for page in plain]
+    assert all(page[0] is None for page in counted)
+    if limit is None:  # the 1 MB cut: 300 KB items, at most 3 a page
+        assert len(plain) > 1
+
+
 def test_projection_expression_and_specific_attributes(client: Any) -> None:
     create_table(client)
     put(client, "a", 1, v={"S": "x"}, w={"M": {"in": {"N": "3"}, "out": {"N": "4"}}})
@@ -614,3 +646,70 @@ def test_legacy_parameters_are_rewritten_as_expressions(client: Any) -> None:
             FilterExpression="attribute_exists(x)",
         )
     assert error_of(exc)[2].startswith("Can not use both expression and non-expression parameters")
+
+
+# sort values of each key type as the wire writes them, in their sort order (N by value, S and B by bytes)
+RANGE_VALUES: dict[str, list[Any]] = {
+    "N": ["-1e2", "-3", "0", "1.50", "2", "10", "1E3"],
+    "S": ["A", "a", "ab", "abc", "b", "z", "é"],
+    "B": [b"\x00", b"\x00\x01", b"\x01", b"\x01\x02", b"\x7f", b"\x80", b"\xff"],
+}
+
+
+@pytest.mark.parametrize("typ", ["N", "S", "B"])
+@pytest.mark.parametrize("index", [None, "by_r"])
+@pytest.mark.parametrize(
+    ("condition", "operands", "expected"),
+    [
+        ("= :a", (3,), [3]),
+        ("< :a", (3,), [0, 1, 2]),
+        ("<= :a", (3,), [0, 1, 2, 3]),
+        ("> :a", (3,), [4, 5, 6]),
+        (">= :a", (3,), [3, 4, 5, 6]),
+        ("BETWEEN :a AND :b", (1, 4), [1, 2, 3, 4]),
+    ],
+)
+def test_query_sort_key_conditions_on_table_and_index(
+    client: Any, typ: str, index: str | None, condition: str, operands: tuple[int, ...], expected: list[int]
+) -> None:
+    """Each sort-key condition selects the same run on every key type, on the table and on an LSI keyed alike."""
+    lsi = {
+        "IndexName": "by_r",
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "r", "KeyType": "RANGE"}],
+        "Projection": {"ProjectionType": "ALL"},
+    }
+    create_table(client, range_type=typ, lsis=[lsi], extra_attrs={"r": typ})
+    values = RANGE_VALUES[typ]
+    for i in reversed(range(len(values))):  # written out of order: the store sorts them
+        av = {typ: values[i]}
+        client.put_item(TableName="tab1", Item={"pk": {"S": "p"}, "sk": av, "r": av, "i": {"N": str(i)}})
+    client.put_item(TableName="tab1", Item={"pk": {"S": "other"}, "sk": {typ: values[3]}, "r": {typ: values[3]}})
+    attr = "sk" if index is None else "r"
+    names = [":a", ":b"][: len(operands)]
+    args: dict[str, Any] = {
+        "TableName": "tab1",
+        "KeyConditionExpression": f"pk = :p AND {attr} {condition}",
+        "ExpressionAttributeValues": {
+            ":p": {"S": "p"},
+            **{n: {typ: values[o]} for n, o in zip(names, operands, strict=True)},
+        },
+    }
+    if index is not None:
+        args["IndexName"] = index
+    got = [int(it["i"]["N"]) for it in client.query(**args)["Items"]]
+    assert got == expected
+    backwards = [int(it["i"]["N"]) for it in client.query(**args, ScanIndexForward=False)["Items"]]
+    assert backwards == expected[::-1]
+
+
+@pytest.mark.parametrize(("typ", "prefix", "expected"), [("S", "ab", [2, 3]), ("B", b"\x01", [2, 3])])
+def test_query_begins_with_on_sort_keys(client: Any, typ: str, prefix: Any, expected: list[int]) -> None:
+    create_table(client, range_type=typ)
+    for i, v in enumerate(RANGE_VALUES[typ]):
+        client.put_item(TableName="tab1", Item={"pk": {"S": "p"}, "sk": {typ: v}, "i": {"N": str(i)}})
+    r = client.query(
+        TableName="tab1",
+        KeyConditionExpression="pk = :p AND begins_with(sk, :x)",
+        ExpressionAttributeValues={":p": {"S": "p"}, ":x": {typ: prefix}},
+    )
+    assert [int(it["i"]["N"]) for it in r["Items"]] == expected

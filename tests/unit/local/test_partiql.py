@@ -11,7 +11,7 @@ from dynlocust.local.embedded import ThreadedEndpoint
 from dynlocust.local.errors import ServiceError
 from dynlocust.local.partiql import Const, Name, Node, parse
 from tests.unit.local import test_throttling
-from tests.unit.local.conftest import create_table, error_of
+from tests.unit.local.conftest import create_table, error_of, wire
 from tests.unit.local.test_throttling import FakeCapacity
 
 # the throttling tests' fixtures: an endpoint whose capacity model rejects on demand
@@ -27,7 +27,7 @@ def test_parse_select_with_index_projection_and_where() -> None:
     assert st.projection == [["a", "b", 2], ["c d"]]
     assert st.where == Node(
         "AND",
-        [Node("=", [Name(["pk"]), Const({"S": "x"})]), Node(">=", [Name(["n"]), Const({"N": "-1.5e3"})])],
+        [Node("=", [Name(["pk"]), Const({"S": "x"})]), Node(">=", [Name(["n"]), Const({"N": "-1500"})])],
     )
 
 
@@ -73,7 +73,7 @@ MALFORMED = "Statement wasn't well formed, can't be processed: "
 @pytest.mark.parametrize(
     ("text", "params", "message"),
     [
-        ("SELEC * FROM t", None, MALFORMED + "expected SELECT"),
+        ("SELEC * FROM t", None, MALFORMED + "Expected data manipulation"),
         ("SELECT * FROM t WHERE", None, MALFORMED + "Unexpected term"),
         ("SELECT * FROM t WHERE a = 'open", None, MALFORMED + "unterminated"),
         ("UPDATE t SET a = 1 WHERE pk = 'a' garbage", None, MALFORMED + "Unexpected token after expression"),
@@ -427,18 +427,16 @@ def test_transaction_reads_answer_one_response_per_statement(client: Any) -> Non
     client.put_item(TableName="tab1", Item={"pk": {"S": "b"}, "v": {"N": "1"}})
     resp = client.execute_transaction(
         TransactStatements=[
-            {"Statement": "SELECT w FROM tab1 WHERE pk = ? AND v = 1", "Parameters": [{"S": "a"}]},
-            {"Statement": "SELECT * FROM tab1 WHERE pk = 'b' AND v = 2"},
+            {"Statement": "SELECT w FROM tab1 WHERE pk = ?", "Parameters": [{"S": "a"}]},
+            {"Statement": "SELECT * FROM tab1 WHERE pk = 'b'"},
             {"Statement": "SELECT * FROM tab1 WHERE pk = 'zz'"},
         ]
     )
-    assert resp["Responses"] == [{"Item": {"w": {"S": "x"}}}, {}, {}]
-    with pytest.raises(ClientError) as exc:
-        client.execute_transaction(
-            TransactStatements=[{"Statement": "SELECT * FROM tab1 WHERE pk = 'a' AND attribute_type(v, 'QQ')"}]
-        )
+    assert resp["Responses"] == [{"Item": {"w": {"S": "x"}}}, {"Item": {"pk": {"S": "b"}, "v": {"N": "1"}}}, {}]
+    with pytest.raises(ClientError) as exc:  # a read by key names the key alone: no other condition
+        client.execute_transaction(TransactStatements=[{"Statement": "SELECT * FROM tab1 WHERE pk = 'a' AND v = 1"}])
     assert error_of(exc)[:2] == (400, "ValidationException")
-    assert "Invalid attribute type name found; type: QQ" in error_of(exc)[2]
+    assert "Select statements within ExecuteTransaction must specify the primary key" in error_of(exc)[2]
     for statements in (
         [{"Statement": "SELECT * FROM tab1"}],
         [{"Statement": "SELECT * FROM tab1 WHERE pk = 'a'"}, {"Statement": "DELETE FROM tab1 WHERE pk = 'a'"}],
@@ -532,3 +530,78 @@ def test_statements_refused_in_the_service_words(client: Any) -> None:
     assert client.execute_statement(Statement="SELECT sk FROM tab1 WHERE pk = 'a' ORDER BY pk")["Items"] == [
         {"sk": {"N": "1"}}
     ]
+
+
+# -- issue 34: what the service's PartiQL takes and refuses, over HTTP ---------------------------------------------
+_ROW = {"pk": {"S": "a"}, "sk": {"N": "1"}, "s": {"S": "hello"}, "n": {"N": "3"}, "b": {"BOOL": True}}
+
+
+@pytest.mark.parametrize(
+    ("where", "found"),
+    [
+        ("attribute_exists(s)", True),
+        ("attribute_exists(zz)", False),
+        ("attribute_not_exists(zz)", True),
+        ("attribute_not_exists(s)", False),
+        ("begins_with(s, 'he')", True),
+        ("contains(s, 'ell')", True),
+        ("size(s) = 5", True),
+        ("attribute_type(n, 'N')", True),
+        ("zz IS MISSING", True),
+        ("s IS NOT MISSING", True),
+        ("zz IS NULL", True),
+        ("s IS NOT NULL", True),
+        ("b IS BOOL", True),
+        ("b IS BOOLEAN", True),
+        ("s IS STRING", True),
+        ("n IS NUMBER", True),
+        ("n IS NOT NUMBER", False),
+        ("zz IS NOT STRING", True),
+        ("s IS MAP", False),
+    ],
+)
+def test_where_functions_and_type_tests(endpoint: Any, client: Any, where: str, found: bool) -> None:
+    create_table(client)
+    assert wire(endpoint, "PutItem", {"TableName": "tab1", "Item": _ROW}) == (200, {})
+    status, body = wire(endpoint, "ExecuteStatement", {"Statement": f"SELECT * FROM tab1 WHERE pk = 'a' AND {where}"})
+    assert (status, body) == (200, {"Items": [_ROW] if found else []})
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "SELECT * FROM tab1 -- the table\nWHERE pk = 'a'",
+        "SELECT * /* every attribute */ FROM tab1 WHERE pk = 'a' -- and nothing after",
+        "/* a\nlong comment */ SELECT * FROM tab1 WHERE /**/ pk = 'a'",
+    ],
+)
+def test_comments(endpoint: Any, client: Any, statement: str) -> None:
+    create_table(client)
+    assert wire(endpoint, "PutItem", {"TableName": "tab1", "Item": _ROW}) == (200, {})
+    assert wire(endpoint, "ExecuteStatement", {"Statement": statement}) == (200, {"Items": [_ROW]})
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "SELECT s AS x FROM tab1 WHERE pk = 'a'",
+        "SELECT * FROM tab1 AS t WHERE pk = 'a'",
+        "SELECT n, s as x FROM tab1",
+        "UPDATE \"tab1\" AS t SET n = 1 WHERE pk = 'a' AND sk = 1",
+    ],
+)
+def test_aliasing_is_not_supported(endpoint: Any, client: Any, statement: str) -> None:
+    create_table(client)
+    assert wire(endpoint, "ExecuteStatement", {"Statement": statement}) == (
+        400,
+        {"__type": "com.amazon.coral.validate#ValidationException", "message": "Aliasing is not supported"},
+    )
+
+
+def test_a_write_only_transaction_answers_empty_responses(endpoint: Any, client: Any) -> None:
+    create_table(client)
+    statements = [
+        {"Statement": "INSERT INTO tab1 VALUE {'pk': 'q', 'sk': 1}"},
+        {"Statement": "INSERT INTO tab1 VALUE {'pk': 'r', 'sk': 1}"},
+    ]
+    assert wire(endpoint, "ExecuteTransaction", {"TransactStatements": statements}) == (200, {"Responses": []})

@@ -182,3 +182,26 @@ def test_server_measures_its_own_request_time(endpoint: Any) -> None:
     stats = endpoint.stats()
     assert 0.0 < stats["max_request_seconds"] < 5.0
     assert 0.0 < stats["max_request_cpu_seconds"] < 5.0
+
+
+def test_statistics_keep_a_bounded_number_of_table_names(endpoint: Any) -> None:
+    """GetItem of ever new, missing tables (the soak benchmark's top grower): counted, in bounded memory."""
+    import http.client
+    import json
+
+    from dynlocust.local.server import MAX_STATS_TABLES, OTHER_TABLES
+
+    conn = http.client.HTTPConnection("127.0.0.1", endpoint.port, timeout=10)
+    headers = {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "DynamoDB_20120810.GetItem"}
+    sent = MAX_STATS_TABLES + 50
+    try:
+        for i in range(sent):
+            body = json.dumps({"TableName": f"missing{i}", "Key": {"pk": {"S": "a"}}})
+            conn.request("POST", "/", body=body, headers=headers)
+            assert conn.getresponse().read().startswith(b'{"__type"')
+    finally:
+        conn.close()
+    stats = endpoint.stats()
+    assert len(stats["tables"]) == MAX_STATS_TABLES + 1
+    assert stats["tables"][OTHER_TABLES]["GetItem"]["error"] == 50
+    assert stats["requests_total"] == sent

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from dynlocust.local.capacity import Throttle
+from dynlocust.local.capacity_resources import Throttle
 from dynlocust.local.embedded import ThreadedEndpoint, serve_in_thread
 from tests.unit.local.conftest import create_table, error_of
 
@@ -214,3 +214,57 @@ def test_specs_carry_warm_and_on_demand_settings(throttled_endpoint: ThreadedEnd
     )
     last = fake.specs[-1]
     assert (last.billing_mode, last.read_capacity, last.write_capacity) == ("PROVISIONED", 3.0, 4.0)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+@pytest.mark.parametrize(
+    ("billing", "read_cause"),
+    [("PAY_PER_REQUEST", "writes-over-ceiling"), ("PROVISIONED", None)],
+)
+def test_mixed_workload_reads_say_when_writes_hold_the_budget(
+    make_client: Any, billing: str, read_cause: str | None
+) -> None:
+    """The real model on a fake clock behind the real server: 100 writes/s against a ceiling of about 4/s, with
+    5 strongly consistent reads/s (1 RRU each: 5 RRU/s against 12.39 on demand, 10 RCU provisioned)."""
+    from dynlocust.dynamodb import THROTTLE_CAUSE_HEADER
+    from dynlocust.local.capacity import CapacityModel
+
+    clock = Clock()
+    ep = serve_in_thread(capacity=CapacityModel(capacity_scale=0.001, clock=clock))
+    try:
+        c = make_client(ep)
+        extra: dict[str, Any] = {}
+        if billing == "PROVISIONED":
+            throughput = {"ReadCapacityUnits": 10000, "WriteCapacityUnits": 4000}
+            extra = {"BillingMode": "PROVISIONED", "ProvisionedThroughput": throughput}
+        create_table(c, **extra)
+        writes = reads = 0
+        for i in range(300):
+            clock.t += 0.01
+            try:
+                c.put_item(TableName="tab1", Item=item(f"w{i % 7}"))
+            except ClientError as exc:
+                writes += 1
+                assert THROTTLE_CAUSE_HEADER not in exc.response["ResponseMetadata"]["HTTPHeaders"]
+            if i % 20 == 19:
+                try:
+                    c.get_item(TableName="tab1", Key=item(f"w{i % 7}"), ConsistentRead=True)
+                except ClientError as exc:
+                    reads += 1
+                    assert exc.response["Error"]["Code"] == "ThrottlingException"
+                    reason = exc.response["throttlingReasons"][0]["reason"]
+                    assert reason == "TableReadKeyRangeThroughputExceeded"
+                    cause = exc.response["ResponseMetadata"]["HTTPHeaders"][THROTTLE_CAUSE_HEADER]
+                    assert cause.startswith(f"{read_cause}; write-load="), cause
+                    assert float(cause.split("write-load=")[1].split(";")[0]) > 10.0, cause
+        assert writes > 200
+        assert (reads > 0) is (read_cause is not None), reads
+    finally:
+        ep.stop()

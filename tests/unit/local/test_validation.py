@@ -8,6 +8,7 @@ import pytest
 
 from dynlocust.local.errors import ServiceError
 from dynlocust.local.validation import check_constraints, check_create_table, constraint_problems
+from tests.unit.local.conftest import create_table, wire
 
 HASH = {"AttributeName": "pk", "KeyType": "HASH"}
 DEFS = [{"AttributeName": "pk", "AttributeType": "S"}]
@@ -115,7 +116,7 @@ def test_every_broken_top_level_constraint_is_listed_in_one_message() -> None:
 
 
 def test_one_broken_constraint_is_one_validation_error_and_none_passes() -> None:
-    assert constraint_problems("Scan", {"TableName": "t", "Limit": 0, "TotalSegments": 2, "Segment": 1}) == [
+    assert constraint_problems("Scan", {"TableName": "tab", "Limit": 0, "TotalSegments": 2, "Segment": 1}) == [
         "Value '0' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1"
     ]
     assert constraint_problems("ListTables", {"Limit": 101}) == [
@@ -124,4 +125,116 @@ def test_one_broken_constraint_is_one_validation_error_and_none_passes() -> None
     assert constraint_problems("CreateTable", {}) == [
         "Value null at 'tableName' failed to satisfy constraint: Member must not be null"
     ]
-    assert constraint_problems("Query", {"TableName": "t", "Limit": 1, "Select": "COUNT"}) == []
+    assert constraint_problems("Query", {"TableName": "tab", "Limit": 1, "Select": "COUNT"}) == []
+
+
+# -- issue 34: the whole request is validated before the table is looked up, every violation in one envelope ----
+KEY = {"pk": {"S": "a"}, "sk": {"N": "1"}}
+PATTERN = "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+"
+RETURN_VALUES = "Member must satisfy enum value set: [ALL_NEW, UPDATED_OLD, ALL_OLD, NONE, UPDATED_NEW]"
+
+
+@pytest.mark.parametrize(
+    ("op", "req", "message"),
+    [
+        (
+            "GetItem",
+            {"TableName": "bad table!@#", "Key": KEY},
+            f"1 validation error detected: Value 'bad table!@#' at 'tableName' failed to satisfy constraint: {PATTERN}",
+        ),
+        (
+            "GetItem",
+            {"TableName": "", "Key": KEY},
+            "1 validation error detected: Value '' at 'tableName' failed to satisfy constraint: "
+            "Member must have length greater than or equal to 1",
+        ),
+        (
+            "Query",
+            {"TableName": "ab", "KeyConditionExpression": "pk = :v", "ExpressionAttributeValues": {":v": {"S": "a"}}},
+            "1 validation error detected: Value 'ab' at 'tableName' failed to satisfy constraint: "
+            "Member must have length greater than or equal to 3",
+        ),
+        (
+            "DescribeTable",
+            {"TableName": "x" * 1025},
+            f"1 validation error detected: Value '{'x' * 1025}' at 'tableName' failed to satisfy constraint: "
+            "Member must have length less than or equal to 1024",
+        ),
+        (
+            "PutItem",
+            {"TableName": "no such!", "Item": KEY, "ReturnValues": "BOGUS"},
+            f"2 validation errors detected: Value 'no such!' at 'tableName' failed to satisfy constraint: {PATTERN}; "
+            f"Value 'BOGUS' at 'returnValues' failed to satisfy constraint: {RETURN_VALUES}",
+        ),
+        (
+            "DeleteItem",
+            {"TableName": "tab1", "Key": KEY, "ReturnItemCollectionMetrics": "ALL"},
+            "1 validation error detected: Value 'ALL' at 'returnItemCollectionMetrics' failed to satisfy constraint: "
+            "Member must satisfy enum value set: [SIZE, NONE]",
+        ),
+        (
+            "Scan",
+            {"TableName": "tab1", "ConditionalOperator": "XOR", "ScanFilter": {}},
+            "1 validation error detected: Value 'XOR' at 'conditionalOperator' failed to satisfy constraint: "
+            "Member must satisfy enum value set: [OR, AND]",
+        ),
+        # a value inside the enum but not this operation's is the operation's own sentence
+        (
+            "DeleteItem",
+            {"TableName": "tab1", "Key": KEY, "ReturnValues": "ALL_NEW"},
+            "Return values set to invalid value",
+        ),
+    ],
+)
+def test_request_constraints_before_the_table(
+    endpoint: Any, client: Any, op: str, req: dict[str, Any], message: str
+) -> None:
+    create_table(client)
+    assert wire(endpoint, op, req) == (
+        400,
+        {"__type": "com.amazon.coral.validate#ValidationException", "message": message},
+    )
+
+
+def test_an_arn_is_a_table_name(endpoint: Any, client: Any) -> None:
+    arn = create_table(client)["TableDescription"]["TableArn"]
+    assert wire(endpoint, "GetItem", {"TableName": arn, "Key": KEY}) == (200, {})
+
+
+_PUT = {"Put": {"TableName": "tab1", "Item": KEY}}
+
+
+@pytest.mark.parametrize(
+    ("op", "req", "message"),
+    [
+        (
+            "TransactWriteItems",
+            {"TransactItems": [_PUT], "ClientRequestToken": "t" * 37},
+            f"1 validation error detected: Value '{'t' * 37}' at 'clientRequestToken' failed to satisfy constraint: "
+            "Member must have length less than or equal to 36",
+        ),
+        (
+            "TransactWriteItems",
+            {"TransactItems": [_PUT], "ClientRequestToken": ""},
+            "1 validation error detected: Value '' at 'clientRequestToken' failed to satisfy constraint: "
+            "Member must have length greater than or equal to 1",
+        ),
+        (
+            "ExecuteTransaction",
+            {
+                "TransactStatements": [{"Statement": "SELECT * FROM tab1 WHERE pk = 'a' AND sk = 1"}],
+                "ClientRequestToken": "t" * 40,
+            },
+            f"1 validation error detected: Value '{'t' * 40}' at 'clientRequestToken' failed to satisfy constraint: "
+            "Member must have length less than or equal to 36",
+        ),
+    ],
+)
+def test_client_request_token_length(endpoint: Any, client: Any, op: str, req: dict[str, Any], message: str) -> None:
+    create_table(client)
+    assert wire(endpoint, op, req) == (
+        400,
+        {"__type": "com.amazon.coral.validate#ValidationException", "message": message},
+    )
+    ok = {**req, "ClientRequestToken": "t" * 36}
+    assert wire(endpoint, op, ok)[0] == 200

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,6 +24,7 @@ from dynlocust.scenario import (
     validate_file,
 )
 from tests.unit.scenario._base import BASE, variant
+from tests.unit.scenario.test_gsi_values import GSI_VALUE_CASES
 
 SRC = "scenarios/x.yaml"
 
@@ -166,6 +169,25 @@ BAD: list[tuple[str, str, int | None, list[str]]] = [
         10,
         ["max_on_demand applies to on_demand billing"],
     ),
+    (
+        "warm-below-on-demand-baseline",
+        sub(NO_GSI, "    seed:", "    warm_throughput: {read: 12000, write: 2000}\n    seed:"),
+        9,
+        [
+            "tables[0].warm_throughput.write: expected at least 4,000 write units per second (a new on-demand "
+            "table's own warm throughput), found 2,000"
+        ],
+    ),
+    (
+        "warm-below-provisioned",
+        sub(
+            NO_GSI,
+            "    seed:",
+            "    billing: {provisioned: {read: 50, write: 5}}\n    warm_throughput: {read: 20, write: 100}\n    seed:",
+        ),
+        10,
+        ["tables[0].warm_throughput.read: expected at least 50 read units per second (the table's provisioned"],
+    ),
     ("use-existing-unnamed", sub(BASE, "    gsis:", "    use_existing: true\n    gsis:"), 9, ["existing_table_name"]),
     (
         "existing-name-without-ack",
@@ -300,12 +322,18 @@ BAD: list[tuple[str, str, int | None, list[str]]] = [
         24,
         ["no phase named 'rmap-0'; did you mean 'ramp-0'?"],
     ),
+    (
+        "slo-window-zero",
+        BASE + "slos: [{window: 0, max_p99_ms: 5}]\n",
+        24,
+        ["expected a window number from 1 to 5 (the first is 1), found 0"],
+    ),
     ("slo-no-threshold", BASE + "slos: [{window: all}]\n", 24, ["slos[0]: expected at least one threshold"]),
     (
         "slo-window-index",
         BASE + "slos: [{window: 9, max_p99_ms: 5}]\n",
         24,
-        ["expected a window index from 0 to 4, found 9"],
+        ["expected a window number from 1 to 5 (the first is 1), found 9"],
     ),
     ("slo-ratio", BASE + "slos: [{max_throttle_ratio: 1.5}]\n", 24, ["expected a ratio between 0 and 1, found 1.5"]),
     (
@@ -381,6 +409,8 @@ BAD: list[tuple[str, str, int | None, list[str]]] = [
         ["aliases", "expected at most 100,000"],
     ),
 ]
+
+BAD += GSI_VALUE_CASES
 
 
 def test_corpus_is_large_enough() -> None:
@@ -540,6 +570,6 @@ def test_anchors_and_merge_keys() -> None:
         ("{op: batch_get, items: 40}", lambda o: o.items == 40),
     ],
 )
-def test_every_op_kind_loads(spec: str, check) -> None:
+def test_every_op_kind_loads(spec: str, check: Callable[[Any], bool]) -> None:
     o = load_scenario_text(op(spec), SRC).workload.operations[1]
     assert check(o), o

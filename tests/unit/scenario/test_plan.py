@@ -6,19 +6,20 @@ import itertools
 
 import pytest
 
-from dynlocust.pacing import split_segment
+from dynlocust.run.pacing import split_segment
 from dynlocust.scenario import build_plan, load_scenario_text
+from dynlocust.scenario.plan import Plan
 from tests.unit.scenario._base import BASE, variant
 
 T0 = 1_800_000_000.0
 
 
 @pytest.fixture(scope="module")
-def plan():
+def plan() -> Plan:
     return build_plan(load_scenario_text(BASE, "base.yaml"), t0=T0)
 
 
-def test_windows_are_contiguous_and_absolute(plan) -> None:
+def test_windows_are_contiguous_and_absolute(plan: Plan) -> None:
     w = plan.windows
     assert [x.index for x in w] == [0, 1, 2, 3, 4]
     assert [x.rate for x in w] == [100, 200, 300, 400, 500]
@@ -41,12 +42,12 @@ def test_fractional_rates_round_per_window() -> None:
 @pytest.mark.parametrize(
     ("offset", "index"), [(-0.001, None), (0, 0), (14.999, 0), (15, 1), (59.9, 3), (60, 4), (89.99, 4), (90, None)]
 )
-def test_window_at(plan, offset: float, index: int | None) -> None:
+def test_window_at(plan: Plan, offset: float, index: int | None) -> None:
     w = plan.window_at(T0 + offset)
     assert (w.index if w else None) == index
 
 
-def test_plan_is_pure(plan) -> None:
+def test_plan_is_pure(plan: Plan) -> None:
     again = build_plan(load_scenario_text(BASE, "base.yaml"), t0=T0)
     assert again == plan
     assert build_plan(load_scenario_text(BASE, "base.yaml"), t0=0).windows[1].start == 15

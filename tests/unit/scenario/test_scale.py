@@ -41,6 +41,12 @@ def test_given_capacity_and_time_factors_multiply_a_local_targets_own() -> None:
     assert scaled.target == LocalTarget(capacity_scale=0.05 * 2.0, time_scale=3.0)
 
 
+def test_the_console_line_names_a_given_capacity_factor() -> None:
+    """`--capacity-scale 0.02` on the quickstart multiplies its own 0.025: the line must say a factor was given."""
+    assert Scaling(capacity=0.02).describe() == "rates x1, windows x1, capacity x0.02"
+    assert Scaling(local=True, rate=0.5, time=3.0).describe() == "--local, rates x0.5, windows x1, clock x3"
+
+
 @pytest.mark.parametrize(
     ("scaling", "message"),
     [

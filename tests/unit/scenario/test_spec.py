@@ -24,7 +24,7 @@ PLACES: dict[type, list[str]] = {
     model.Scenario: ["/properties"],
     model.LocalTarget: ["/properties/target/oneOf/1/properties/local/oneOf/1/properties"],
     model.RemoteTarget: ["/properties/target/oneOf/2/properties"],
-    model.KeyAttribute: ["/$defs/key_attribute/oneOf/1/properties"],
+    model.KeyAttribute: ["/$defs/key_attribute/oneOf/1/properties", "/$defs/gsi_key_attribute/oneOf/1/properties"],
     model.Throughput: ["/$defs/throughput/properties"],
     model.Gsi: ["/$defs/gsi/properties"],
     model.Seed: ["/$defs/table/properties/seed/properties"],
@@ -69,6 +69,8 @@ EXPANDS = {"alias-bomb"}
 UNITS = {"item-size-over-400kb", "window-absurd"}
 """A bound on a size or duration written with a unit ('500KB', '1000000h'): the schema checks its form only."""
 CROSS_FIELD = {
+    "warm-below-on-demand-baseline",
+    "warm-below-provisioned",
     "op-table-undeclared",
     "op-table-ambiguous",
     "gsi-unknown",
@@ -86,6 +88,10 @@ CROSS_FIELD = {
     "slo-rate-range",
     "duplicate-labels",
     "duplicate-table",
+    "gsi-values-zipf-without-keyspace",
+    "gsi-values-no-hot-key",
+    "gsi-values-on-a-table-key",
+    "gsi-values-twice",
 }
 """Rules that relate one value to another (names declared elsewhere, sums, uniqueness): the loader's alone."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
@@ -44,3 +45,22 @@ def test_a_file_where_the_directory_should_be_is_refused(tmp_path: Path) -> None
     (tmp_path / "x").write_text("")
     with pytest.raises(StarterError, match="expected a directory, found a file"):
         write_starter(tmp_path / "x")
+
+
+PUBLIC = {"dynlocust", "dynlocust.mapper"}
+"""What a user may import (docs/users.md): the package's exports and the mapper library; the rest is internal."""
+
+
+def test_the_starter_locustfile_imports_only_the_public_api() -> None:
+    # a user copies these lines: an import of dynlocust.plugin.* would tie their code to internals
+    tree = ast.parse((FILES_DIR / "locustfile.py").read_text())
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    ours = {m for m in imported if m.split(".")[0] == "dynlocust"}
+    assert ours and ours <= PUBLIC, sorted(ours - PUBLIC)
+    import dynlocust
+
+    names = {
+        a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module == "dynlocust" for a in n.names
+    }
+    assert names <= set(dynlocust.__all__)

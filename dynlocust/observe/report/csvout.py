@@ -1,0 +1,184 @@
+"""CSV files of a run (windows, bins, throttles) for spreadsheets and scripts. Named csvout: not stdlib's csv."""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import TYPE_CHECKING, Any
+
+from dynlocust.observe.conclusion import window_number
+
+if TYPE_CHECKING:
+    from dynlocust.observe.report.build import RunReport, WindowReport
+
+WINDOW_COLUMNS = (
+    "window",
+    "phase",
+    "start_s",
+    "duration_s",
+    "target_per_s",
+    "offered",
+    "sent",
+    "accepted",
+    "accepted_per_s",
+    "throttled",
+    "unprocessed_requests",
+    "unprocessed_items",
+    "errors",
+    "dropped",
+    "first_throttle_s",
+    "p50_ms",
+    "p90_ms",
+    "p99_ms",
+    "max_ms",
+    "read_units",
+    "write_units",
+    "cost_dollars",
+    "verdict",
+    "partial",
+    "workers",
+    "verdicts",
+    "stronger",
+    "ran_fraction",
+    "reasons",
+    "client_bound_workers",
+    "due",
+    "client_sent",
+    "cpu",
+    "cpu_seconds",
+    "late",
+    "late_bound_ms",
+    "lag_p99_ms",
+    "pool_waits",
+)
+"""Columns up to `workers` as before; then the verdict's detail and the client's evidence (lists joined by `;`)."""
+BIN_COLUMNS = (
+    "window",
+    "bin",
+    "t_s",
+    "seconds",
+    "offered",
+    "sent",
+    "accepted",
+    "throttled",
+    "p50_ms",
+    "p99_ms",
+)
+THROTTLE_COLUMNS = ("window", "code", "reason", "requests")
+
+
+def _ms(v: float | None) -> str:
+    return "" if v is None else f"{v * 1000:.3f}"
+
+
+def _num(v: float | None) -> str:
+    return "" if v is None else f"{v:.3f}"
+
+
+def _verdict_columns(w: WindowReport) -> list[Any]:
+    detail, sat = w.verdict_detail, w.saturation
+    cells: list[Any] = (
+        ["", "", "", "", ""]
+        if detail is None
+        else [";".join(detail.labels), detail.stronger or "", f"{detail.ran:.4f}", ";".join(detail.reasons),
+              ";".join(map(str, detail.workers))]
+    )  # fmt: skip
+    if sat is None:
+        return cells + [""] * 8
+    return [
+        *cells, sat.due, sat.sent, _num(sat.measured_cpu), f"{sat.cpu_seconds:.3f}", sat.late,
+        _ms(sat.late_bound or None), _ms(sat.lag_p99), sat.pool_waits,
+    ]  # fmt: skip
+
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""A spreadsheet evaluates a cell that starts so as a formula (CSV injection), unless it is a plain number."""
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def spreadsheet_safe(cell: Any) -> Any:
+    """`cell`, or text that starts with a formula character prefixed with `'` (shown as text, never evaluated).
+
+    Names, verdicts and throttle reasons come from results files and the service's messages."""
+    if isinstance(cell, str) and cell.startswith(FORMULA_STARTS) and not _is_number(cell):
+        return "'" + cell
+    return cell
+
+
+def _csv(header: tuple[str, ...], rows: list[list[Any]]) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)  # quotes commas, quotes, newlines
+    writer.writerow(header)
+    writer.writerows([spreadsheet_safe(c) for c in row] for row in rows)
+    return buf.getvalue()
+
+
+def render(report: RunReport) -> dict[str, str]:
+    """File name -> CSV text: `windows.csv`, `bins.csv`, `throttles.csv`."""
+    t0 = report.t0
+    windows = []
+    bins = []
+    throttles = []
+    for w in report.windows:
+        s = w.summary
+        lat = s["latency"]
+        windows.append(
+            [
+                window_number(w.index),
+                w.phase,
+                f"{w.start - t0:.3f}",
+                w.duration,
+                s["target_rate"],
+                s["offered"],
+                s["sent"],
+                s["accepted"],
+                _num(s["accepted_per_s"]),
+                s["throttled"],
+                s["unprocessed_requests"],
+                s["unprocessed_items"],
+                s["errors"],
+                s["dropped"],
+                _num(s["first_throttle_s"]),
+                _ms(lat["p50"]),
+                _ms(lat["p90"]),
+                _ms(lat["p99"]),
+                _ms(lat["max"]),
+                s["read_units"],
+                s["write_units"],
+                f"{s['cost_dollars']:.6f}",
+                w.verdict,
+                int(bool(s["partial"])),
+                w.workers,
+                *_verdict_columns(w),
+            ]
+        )
+        for b in w.bins:
+            bins.append(
+                [
+                    window_number(w.index),
+                    b.bin,
+                    f"{b.t:.3f}",
+                    b.seconds,
+                    b.offered,
+                    b.sent,
+                    b.accepted,
+                    b.throttled,
+                    _ms(b.latency["p50"]),
+                    _ms(b.latency["p99"]),
+                ]
+            )
+        for key, n in s["throttled_by"].items():
+            code, _, reason = key.partition("|")
+            throttles.append([window_number(w.index), code, reason, n])
+    return {
+        "windows.csv": _csv(WINDOW_COLUMNS, windows),
+        "bins.csv": _csv(BIN_COLUMNS, bins),
+        "throttles.csv": _csv(THROTTLE_COLUMNS, throttles),
+    }

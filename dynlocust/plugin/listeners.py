@@ -1,0 +1,130 @@
+"""Every Locust listener dynlocust registers, in one place, in the order Locust fires them.
+
+Two sets, each registered once however often it is asked for:
+- `register_plugin`, for any locustfile with a dynlocust user (`dynlocust.plugin.users` asks for it): the options,
+  the process's role, its Prometheus metrics;
+- `register_scenario`, for the scenario locustfile (`dynlocust.plugin.scenario_user`): a scenario run's set-up,
+  start, stop, shutdown and epilogue, after the plugin's own.
+
+In firing order:
+- `init_command_line_parser`: dynlocust's options;
+- `init`: a worker forked by `--processes` watching its parent where the kernel cannot (`lifeline`), the settings
+  and endpoint validated, the role created (`roles.create`: standalone, master or worker) with a `quitting`
+  listener that hears shutdown before Locust's runner (`safety.hear_shutdown`), metrics wired by role; for a
+  scenario: Locust's misleading run-time hint dropped, the DynamoDB tab when there is a web UI, credentials
+  redacted from logs, interrupts (Ctrl-C and SIGTERM) routed, the scenario prepared and the role's fleet messages
+  registered;
+- `test_start`: a fresh run set up and handed out (`setup.begin`);
+- `test_stopping`: the role's stopping (a standalone web UI run closes its windows while Locust still says running);
+- `test_stop`: the role's stop (the run ended, its tables deleted and, in the web UI, its report written; a worker
+  stops its share);
+- `quitting`: metrics stopped after a last scrape, then the run torn down and the embedded endpoint stopped;
+- `quit`: the epilogue, with the process's exit code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from locust import events
+from locust.env import Environment
+from locust.event import EventHook
+from locust.web import WebUI
+
+from dynlocust import redact
+from dynlocust.plugin import console, epilogue, lifeline, metrics_wiring, options, safety, setup, teardown, webui
+from dynlocust.plugin.context import state_for
+from dynlocust.plugin.roles import create, role_for
+
+_REGISTERED: set[str] = set()
+
+
+def _once(name: str, listeners: list[tuple[EventHook, Callable[..., Any]]]) -> None:
+    if name in _REGISTERED:
+        return
+    _REGISTERED.add(name)
+    for hook, listener in listeners:
+        hook.add_listener(listener)
+
+
+def register_plugin() -> None:
+    """What any dynlocust user needs: the first SIGTERM handled, options, the role, metrics."""
+    lifeline.install_in_locust()
+    _once(
+        "plugin",
+        [
+            (events.init_command_line_parser, options.add_arguments),
+            (events.init, _link_to_parent),
+            (events.init, options.validate),
+            (events.init, _create_role),
+            (events.init, _install_metrics),
+            (events.quitting, _uninstall_metrics),
+        ],
+    )
+
+
+def register_scenario() -> None:
+    """A scenario run's life, after the plugin's own listeners."""
+    register_plugin()
+    _once(
+        "scenario",
+        [
+            (events.init, console.drop_run_time_hint),
+            (events.init, _install_web_tab),
+            (events.init, _prepare),
+            (events.test_start, _begin),
+            (events.test_stopping, _stopping),
+            (events.test_stop, _stop),
+            (events.quitting, _quitting),
+            (events.quit, epilogue.on_quit),
+        ],
+    )
+
+
+def _link_to_parent(environment: Environment, **_kwargs: Any) -> None:
+    lifeline.watch_parent_if_unlinked()
+
+
+def _create_role(environment: Environment, **_kwargs: Any) -> None:
+    state_for(environment).role = create(environment)
+    # after the runner's own `quitting` listener (Locust fires `quitting` in reverse): this one hears first
+    environment.events.quitting.add_listener(safety.hear_shutdown)
+
+
+def _install_metrics(environment: Environment, **_kwargs: Any) -> None:
+    metrics_wiring.install(environment)
+
+
+def _uninstall_metrics(environment: Environment, **_kwargs: Any) -> None:
+    metrics_wiring.uninstall(environment)
+
+
+def _install_web_tab(environment: Environment, web_ui: WebUI | None = None, **_kwargs: Any) -> None:
+    if web_ui is not None:
+        webui.install(environment, web_ui)
+
+
+def _prepare(environment: Environment, **_kwargs: Any) -> None:
+    redact.install()
+    safety.route_interrupts()
+    with safety.interrupts_held():  # a Ctrl-C here reaches Locust's main loop, which shuts down through `quitting`
+        setup.prepare(environment)
+        role_for(environment).register()
+
+
+def _begin(environment: Environment, **_kwargs: Any) -> None:
+    setup.begin(environment)
+
+
+def _stopping(environment: Environment, **_kwargs: Any) -> None:
+    role_for(environment).on_test_stopping()
+
+
+def _stop(environment: Environment, **_kwargs: Any) -> None:
+    role_for(environment).on_test_stop()
+
+
+def _quitting(environment: Environment, **_kwargs: Any) -> None:
+    # Locust can fire `quitting` twice (a signal's shutdown, then the main loop's): the second waits for the first
+    safety.quit_once(environment, lambda: teardown.quit(environment))

@@ -1,0 +1,280 @@
+"""Set-up of a scenario run: the scenario and endpoint once per process, then tables, T0 and the plan per run.
+
+`prepare` runs at Locust's `init` (master or standalone; a worker only loads the scenario): it loads the scenario,
+takes its concurrency as Locust's user count unless `-u` was given (Locust's own default, one user, would cap the
+open model at one request in flight), starts the embedded endpoint when the target is local and no `--host` was
+given, refuses a remote target without credentials, and reserves the first run's id. `begin` runs at every
+`test_start`: it takes a fresh `RunContext` when the last one has been used (a second Start in the web UI), creates
+and seeds its tables once the run id is found free on the target (`dynlocust.run.claim`), creates its results file
+exclusively, picks T0 a little ahead, and has the process's role hand out the run
+(`dynlocust.plugin.roles`: plans to the workers, or a `LocalRun`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, NoReturn
+
+from locust.env import Environment
+from locust.runners import STATE_CLEANUP, STATE_SPAWNING, STATE_STOPPED, STATE_STOPPING
+
+import gevent
+
+from dynlocust.errors import DynlocustError
+from dynlocust.exit_codes import ExitCode
+from dynlocust.fleet import results_table
+from dynlocust.fleet.merge import FleetMerge
+from dynlocust.plugin import epilogue, safety, webform
+from dynlocust.plugin.context import EnvironmentState, RunContext, RunOutcome, state_for
+from dynlocust.plugin.roles import role_for, set_host
+from dynlocust.request.transport.boto3 import is_local_endpoint, make_client
+from dynlocust.run.claim import RunIdTaken, results_taken_message
+from dynlocust.run.run_id import new_run_id
+from dynlocust.run.tables import TableManager
+from dynlocust.scenario import scale
+from dynlocust.scenario.model import RemoteTarget
+from dynlocust.scenario.plan import build_plan
+
+log = logging.getLogger("dynlocust")
+
+CREDENTIALS_HELP = (
+    "provide them as AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (plus AWS_SESSION_TOKEN for temporary ones), "
+    "AWS_PROFILE with ~/.aws/credentials, or an instance or task role; or test without AWS against the embedded "
+    "endpoint with a scenario whose target is local (`target: {local: {}}`), or `dynlocust local` and --host"
+)
+
+
+def fail(message: str, code: int = ExitCode.BAD_INPUT) -> NoReturn:
+    sys.stderr.write(f"dynlocust: error: {message}\n")
+    sys.exit(code)
+
+
+def prepare(environment: Environment) -> EnvironmentState:
+    """Load the scenario and set up what lives as long as the process (endpoint, host, the first run id)."""
+    state = state_for(environment)
+    settings = state.settings
+    if not settings.scenario:
+        fail("--scenario: expected a scenario YAML file (or DYNLOCUST_SCENARIO), found none")
+    try:
+        scenario = scale.load(settings.scenario, settings.scaling)
+    except DynlocustError as exc:
+        fail(str(exc))
+    state.scenario = scenario
+    state.digest = scale.digest(settings.scenario, settings.scaling)
+    if not role_for(environment).owns_run:
+        return state
+    if environment.parsed_options is not None:  # `locust -f ... --headless` (or --autostart) without -u
+        webform.fill_defaults(environment.parsed_options, scenario.concurrency)
+    try:
+        state.run = _new_run(state, settings.run_id or new_run_id(), explicit=True)
+    except RunIdTaken as exc:
+        fail(str(exc))
+    if not environment.host:
+        if isinstance(scenario.target, RemoteTarget) and scenario.target.endpoint:
+            environment.host = scenario.target.endpoint
+        elif scenario.is_local:
+            from dynlocust.local.embedded import LocalEndpoint
+
+            log.info("starting the embedded local endpoint")
+            state.endpoint = LocalEndpoint(
+                capacity_scale=scenario.target.capacity_scale,  # type: ignore[union-attr]
+                time_scale=scenario.target.time_scale,  # type: ignore[union-attr]
+            ).start()
+            environment.host = state.endpoint.url
+            log.info("embedded local endpoint at %s", environment.host)
+    set_host(environment, environment.host)
+    if not is_local_endpoint(environment.host):
+        profile = scenario.target.profile if isinstance(scenario.target, RemoteTarget) else None
+        _require_credentials(environment.host, _region(state), profile)
+    return state
+
+
+def _region(state: EnvironmentState) -> str:
+    scenario = state.scenario
+    assert scenario is not None
+    return (isinstance(scenario.target, RemoteTarget) and scenario.target.region) or state.settings.region
+
+
+def _require_credentials(host: str | None, region: str, profile: str | None = None) -> None:
+    """Refuse a remote target without AWS credentials now, before any table or user exists."""
+    import botocore.exceptions
+    import botocore.session  # after locust (gevent patching), as everywhere
+
+    try:
+        credentials = botocore.session.Session(profile=profile).get_credentials()
+    except botocore.exceptions.BotoCoreError:  # e.g. the scenario's profile is not configured
+        credentials = None
+    if credentials is None:
+        where = host or f"DynamoDB in {region}"
+        if profile:
+            where += f" (profile {profile!r})"
+        fail(f"no AWS credentials found for the remote target {where}: the run needs them to create its tables; "
+             f"{CREDENTIALS_HELP}")  # fmt: skip
+
+
+def _new_run(state: EnvironmentState, run_id: str, *, explicit: bool = False) -> RunContext:
+    """A run with a results path of its own; `explicit` (the user's --run-id) must not exist already, else this
+    raises `RunIdTaken`. (Two runs starting at once both pass this: the results file's exclusive create decides.)"""
+    results_dir = Path(state.settings.results_dir)
+    while (results_dir / run_id / "results.jsonl").exists():
+        if explicit:
+            raise RunIdTaken(results_taken_message(results_dir / run_id / "results.jsonl"))
+        run_id = new_run_id()
+    return RunContext(run_id, results_dir / run_id / "results.jsonl")
+
+
+def _ran_here(state: EnvironmentState, run_id: str) -> bool:
+    """Whether this process has begun a run of `run_id` (a further Start in the web UI gives way to a new id)."""
+    previous = state.run
+    return any(o.run_id == run_id for o in state.outcomes) or (
+        previous is not None and previous.begun and previous.run_id == run_id
+    )
+
+
+def _setup_failed(environment: Environment, run: RunContext, exc: Exception) -> NoReturn:
+    """End a run whose set-up failed: exit code 2 and its line (unless an interrupt stopped it: teardown records
+    that), no user spawned."""
+    state = state_for(environment)
+    runner = environment.runner
+    assert runner is not None
+    if not safety.is_quitting(environment):  # else teardown stopped it: it records the interrupt
+        log.error("set-up failed: %s", exc)
+        run.setup_error = str(exc)
+        environment.process_exit_code = state.record(RunOutcome(run.run_id, ExitCode.BAD_INPUT))
+        epilogue.arm_exit_line(environment.parsed_options)
+        gevent.spawn(runner.stop if keeps_running(environment) else runner.quit)  # the web UI says why
+    raise gevent.GreenletExit from None  # Locust spawns users after `test_start`: there must be none
+
+
+def begin(environment: Environment) -> None:
+    """`test_start` on a master or standalone process: set up a fresh run and start it, or end the process."""
+    state = state_for(environment)
+    runner = environment.runner
+    if runner is None:
+        # A worker joining a running fleet: the master's spawn reaches it while Locust still builds its runner,
+        # before `init`. A worker never owns a run (its share comes as a plan), so there is nothing to do.
+        return
+    if safety.is_quitting(environment):
+        raise gevent.GreenletExit  # shutdown has begun (an interrupt): neither set up nor spawn users
+    role = role_for(environment)
+    if state.scenario is None or not role.owns_run:
+        return
+    # Locust fires test_start while its runner still says ready (stopped, after an earlier run) and says spawning
+    # only once this returns: its web page, polling meanwhile, would take the run for not started and stop polling.
+    # Set-up is how this test starts, so the runner says so from now on.
+    runner.update_state(STATE_SPAWNING)
+    previous = state.run
+    if previous is not None and previous.ending is not None:
+        previous.ending.join()
+    # every Start is a fresh run with the settings of that Start (the web UI's form may have changed --run-id or
+    # --results-dir); an id whose results exist (an earlier Start's) gives way to a new one
+    unused = previous.run_id if previous is not None and not previous.begun else None
+    settings = state.settings
+    wanted = settings.run_id or unused or new_run_id()
+    # the user's --run-id gives way only to this process's own earlier run; another process's is refused
+    explicit = bool(settings.run_id) and not _ran_here(state, settings.run_id)
+    try:
+        run = state.run = _new_run(state, wanted, explicit=explicit)
+    except RunIdTaken as exc:
+        run = state.run = RunContext(wanted)
+        _setup_failed(environment, run, exc)
+    assert run.results_path is not None
+    scenario = state.scenario
+    client = make_client(
+        environment.host or None,
+        region=_region(state),
+        connect_timeout=settings.connect_timeout,
+        read_timeout=scenario.deadline,
+        pool_size=16,
+    )
+    results_table_name = os.environ.get(results_table.RESULTS_TABLE_ENV, "")  # on ECS: tagged, not the scenario's
+    run.tables = TableManager(client, scenario, run.run_id, ignore=(results_table_name,) if results_table_name else ())
+    try:
+        run.stage = "creating tables"
+        run.tables.create_all()
+        run.stage = "seeding tables"
+        run.tables.seed_all()  # each table's own line says what it seeded, how fast
+    except Exception as exc:
+        _setup_failed(environment, run, exc)
+    if safety.is_quitting(environment):
+        raise gevent.GreenletExit  # interrupted as set-up ended: teardown has the tables, no run starts
+    try:
+        run.results_path.parent.mkdir(parents=True, exist_ok=True)
+        # exclusive: of two processes given one run id and one results directory, only one writes there
+        writer = results_table.results_writer(run.results_path, run.run_id, exclusive=True)
+    except (OSError, DynlocustError) as exc:
+        _setup_failed(environment, run, exc)
+    run.stage = "running"
+    for name, seconds in run.tables.seconds_to_active.items():
+        log.info("table %s ACTIVE after %.1f s", name, seconds)
+
+    run.workers = role.run_workers()
+    poller = role.watch_tables(client, run.tables.physical_names, scenario.deadline)
+    if safety.is_quitting(environment):
+        raise gevent.GreenletExit  # interrupted during the first table-state poll: no run starts
+    t0 = time.time() + role.start_lead
+
+    def finished(code: int) -> None:
+        environment.process_exit_code = state.record(RunOutcome(run.run_id, code))
+        gevent.spawn(after_run, environment)
+
+    run.report = FleetMerge(
+        scenario,
+        build_plan(scenario, t0=t0),
+        writer,
+        len(run.workers),
+        on_finished=finished,
+        thresholds=settings.thresholds,
+        table_in_epilogue=epilogue.prints_table(environment.parsed_options),
+        table_states=poller,
+    )
+    run.report.start(
+        run_id=run.run_id,
+        tables=run.tables.physical_names,
+        seconds_to_active=run.tables.seconds_to_active,
+        workers=list(run.workers),
+        table_state=poller.before if poller is not None else None,
+    )
+    role.play(run, t0)
+    if poller is not None:
+        poller.start([w.end for w in run.report.plan.windows], run.report.table_state_polled)
+    if safety.is_quitting(environment) or runner.state in (STATE_STOPPING, STATE_STOPPED, STATE_CLEANUP):
+        # interrupted while the run started: teardown ends it as aborted; Locust, whose shutdown has stopped the
+        # runner under this listener, must not go on to spawn users
+        raise gevent.GreenletExit
+
+
+def after_run(environment: Environment) -> None:
+    """The plan has ended: a headless process quits; a web UI process stops the run and waits for the next Start,
+    or, started with `--autostart --autoquit N`, quits N seconds later (as Locust does after `--run-time`)."""
+    runner = environment.runner
+    assert runner is not None
+    if not keeps_running(environment):
+        runner.quit()
+        return
+    runner.stop()
+    autoquit = autoquit_seconds(environment.parsed_options)
+    if autoquit is not None:
+        log.info("the plan has ended: quitting in %s s (--autoquit)", f"{autoquit:g}")
+        gevent.sleep(autoquit)
+        runner.quit()
+        if environment.web_ui is not None:
+            environment.web_ui.stop()  # Locust's main loop waits on the web UI: stopped, it shuts down
+
+
+def autoquit_seconds(options: Any) -> float | None:
+    """`--autoquit N` of an `--autostart` web UI run: quit N s after the run; None when it should stay up."""
+    autoquit = getattr(options, "autoquit", -1)
+    if not getattr(options, "autostart", False) or autoquit is None or autoquit < 0:
+        return None
+    return float(autoquit)
+
+
+def keeps_running(environment: Environment) -> bool:
+    """Whether the process outlives a run: the web UI's, where each Start begins another (not headless)."""
+    options = getattr(environment, "parsed_options", None)
+    return getattr(environment, "web_ui", None) is not None and not getattr(options, "headless", False)

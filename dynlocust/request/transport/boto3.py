@@ -1,0 +1,181 @@
+"""The boto3 transport: a botocore DynamoDB client that never retries and never waits unboundedly.
+
+Retries are forced to one total attempt (`standard` mode, `total_max_attempts=1`) because a retry absorbs the very
+throttles a load test is there to count; `adaptive` mode is refused outright because its client-side rate limiter
+slows the offered load even with retries off. A caller's own `botocore.config.Config` is merged on top of ours, and
+one that asks for retries is an error, not a silent override.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import MutableMapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from botocore.config import Config
+from botocore.session import Session as BotocoreSession
+from urllib3.connectionpool import HTTPConnectionPool
+
+from dynlocust.errors import ConfigurationError
+from dynlocust.request.transport.pool_wait import PoolWaitCounter
+
+NO_RETRIES: dict[str, Any] = {"mode": "standard", "total_max_attempts": 1}
+MIN_POOL = 10
+LOCAL_CREDENTIALS = ("local", "local")
+
+
+def retry_free_config(
+    *,
+    connect_timeout: float,
+    read_timeout: float,
+    pool_size: int,
+    user_config: Config | None = None,
+) -> Config:
+    """Our config with `user_config` merged over it; refuses any user setting that would turn retries on."""
+    base = Config(
+        retries=dict(NO_RETRIES),
+        connect_timeout=connect_timeout,
+        read_timeout=read_timeout,
+        max_pool_connections=max(pool_size, 1),
+        tcp_keepalive=True,
+    )
+    if user_config is None:
+        return base
+    _refuse_retries(user_config)
+    merged = base.merge(user_config)
+    merged.retries = dict(NO_RETRIES)
+    return merged
+
+
+def _refuse_retries(config: Config) -> None:
+    retries = getattr(config, "retries", None) or {}
+    mode = retries.get("mode", "standard")
+    if mode == "adaptive":
+        raise ConfigurationError(
+            "botocore Config retries: expected mode 'standard' with one attempt, found mode 'adaptive' "
+            "(its client-side rate limiter throttles the offered load even with retries off)"
+        )
+    if retries.get("max_attempts", 0) not in (0, None) or retries.get("total_max_attempts", 1) not in (1, None):
+        raise ConfigurationError(
+            "botocore Config retries: expected no retries (total_max_attempts 1), found "
+            f"{ {k: v for k, v in retries.items() if k != 'mode'} }; a retry hides the throttles a load test measures"
+        )
+
+
+def is_local_endpoint(endpoint_url: str | None) -> bool:
+    """Loopback endpoints get throwaway credentials when none are configured: nothing secret is at stake there."""
+    if not endpoint_url:
+        return False
+    host = urlsplit(endpoint_url).hostname or ""
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+def validate_endpoint(endpoint_url: str | None) -> str | None:
+    """Return the endpoint URL, or raise naming what an endpoint must look like."""
+    if not endpoint_url:
+        return None
+    parts = urlsplit(endpoint_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigurationError(
+            f"--host: expected a DynamoDB endpoint URL such as http://127.0.0.1:8000 or "
+            f"https://dynamodb.us-east-1.amazonaws.com, found {endpoint_url!r}"
+        )
+    try:
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError:
+        raise ConfigurationError(f"--host: expected a port from 1 to 65535, found {endpoint_url!r}") from None
+    return endpoint_url
+
+
+def make_client(
+    endpoint_url: str | None,
+    *,
+    region: str,
+    connect_timeout: float,
+    read_timeout: float,
+    pool_size: int,
+    user_config: Config | None = None,
+    credentials: tuple[str, str] | None = None,
+) -> Any:
+    """Build a retry-free botocore DynamoDB client; shared by every user of a process (one pool)."""
+    endpoint_url = validate_endpoint(endpoint_url)
+    config = retry_free_config(
+        connect_timeout=connect_timeout,
+        read_timeout=read_timeout,
+        pool_size=max(pool_size, MIN_POOL),
+        user_config=user_config,
+    )
+    session = BotocoreSession()
+    session.set_config_variable("region", region)
+    kwargs: dict[str, Any] = {"region_name": region, "endpoint_url": endpoint_url, "config": config}
+    if credentials is None and is_local_endpoint(endpoint_url) and not _has_env_credentials():
+        credentials = LOCAL_CREDENTIALS
+    if credentials is not None:
+        kwargs["aws_access_key_id"], kwargs["aws_secret_access_key"] = credentials
+    client = session.create_client("dynamodb", **kwargs)
+    client.pool_waits = count_pool_waits(client)
+    return client
+
+
+class PoolWaitsUnavailable(RuntimeWarning):
+    """botocore no longer exposes the pool classes the pool-wait counter hooks: the counter is off, nothing else."""
+
+
+_warned_unavailable = False
+
+
+def count_pool_waits(client: Any) -> PoolWaitCounter | None:
+    """Count the requests that find every pooled connection of `client` busy, or None if botocore hides its pools.
+
+    botocore's urllib3 pools do not block (`block=False`): such a request opens a connection outside the pool
+    (its latency then includes a TCP handshake) and closes it afterwards. The pool classes botocore hands its
+    pool managers are swapped, in place, for subclasses that look at the pool in urllib3's public `urlopen`.
+    botocore has no public way to reach those classes, so the one private step is guarded: if a botocore release
+    moves it, the counter turns off with one `PoolWaitsUnavailable` warning and the client works as before.
+    """
+    classes = _pool_classes(client)
+    if classes is None:
+        global _warned_unavailable
+        if not _warned_unavailable:
+            _warned_unavailable = True
+            warnings.warn(
+                "this botocore no longer exposes its urllib3 pool classes (expected "
+                "client._endpoint.http_session._pool_classes_by_scheme to map schemes to HTTPConnectionPool "
+                "subclasses): the pool-wait saturation counter is off",
+                PoolWaitsUnavailable,
+                stacklevel=2,
+            )
+        return None
+    counter = PoolWaitCounter()
+    for scheme, base in list(classes.items()):
+        classes[scheme] = _counting_pool(base, counter)
+    return counter
+
+
+def _pool_classes(client: Any) -> MutableMapping[str, type[HTTPConnectionPool]] | None:
+    """botocore's scheme -> pool class map, shared with its pool managers, if it still has the shape we hook."""
+    session = getattr(getattr(client, "_endpoint", None), "http_session", None)
+    classes = getattr(session, "_pool_classes_by_scheme", None)
+    if not isinstance(classes, MutableMapping) or not classes:
+        return None
+    if not all(isinstance(c, type) and issubclass(c, HTTPConnectionPool) for c in classes.values()):
+        return None
+    return classes
+
+
+def _counting_pool(base: type[HTTPConnectionPool], counter: PoolWaitCounter) -> type[HTTPConnectionPool]:
+    class CountingPool(base):  # type: ignore[valid-type,misc]  # a subclass of a class known only at run time
+        def urlopen(self, *args: Any, **kwargs: Any) -> Any:
+            pool = self.pool
+            if pool is not None and pool.empty():  # all `maxsize` connections are out
+                counter.increment()
+            return super().urlopen(*args, **kwargs)
+
+    CountingPool.__name__ = CountingPool.__qualname__ = f"Counting{base.__name__}"
+    return CountingPool
+
+
+def _has_env_credentials() -> bool:
+    return bool(os.environ.get("AWS_ACCESS_KEY_ID") or os.environ.get("AWS_PROFILE"))
