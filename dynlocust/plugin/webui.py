@@ -27,7 +27,7 @@ from locust.web import WebUI
 
 from dynlocust.errors import ConfigurationError
 from dynlocust.exit_codes import exit_line
-from dynlocust.observe.conclusion import window_number
+from dynlocust.observe.conclusion import window_list, window_number
 from dynlocust.observe.report import csvout, html, plots, table_states
 from dynlocust.observe.report.build import RunReport, WindowReport, window_from_stats
 from dynlocust.observe.report.table import evidence_cells, reasons_cell, verdict_cell
@@ -306,7 +306,8 @@ NO_THROTTLES = {"window": "-", "code": "no throttles yet", "reason": "", "reques
 
 
 def throttle_rows(report: RunReport | None) -> list[dict[str, str]]:
-    """Throttled requests by window, code and reason, then the run's total per code and reason."""
+    """Throttled requests by window, code and reason, the run's total per code and reason, then why (the report's
+    "why throttled" lines, where the run knows: a shared on-demand budget, an index over its limit)."""
     rows = []
     for w in report.windows if report is not None else []:
         for key, n in w.summary["throttled_by"].items():
@@ -317,6 +318,10 @@ def throttle_rows(report: RunReport | None) -> list[dict[str, str]]:
     for key, n in report.throttles().items() if report is not None else []:
         code, _, reason = key.partition("|")
         rows.append({"window": "all", "code": code, "reason": reason or "-", "requests": f"{n:,}"})
+    for why in report.explanations() if report is not None else []:
+        rows.append(
+            {"window": window_list(why.windows), "code": "why", "reason": why.text, "requests": f"{why.requests:,}"}
+        )
     return rows or [dict(NO_THROTTLES)]
 
 

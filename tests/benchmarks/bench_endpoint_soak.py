@@ -9,13 +9,19 @@ tracemalloc sees; at the end this prints the growth per hour after warm-up (leas
 `--warmup`) and tracemalloc's top growers since the end of warm-up.
 
     python tests/benchmarks/bench_endpoint_soak.py [--minutes 30] [--warmup 11] [--rate 300] [--keys 2000]
-        [--no-tracemalloc] [--interval 60] [--top 8] [--trim] [--no-freeze]
+        [--no-tracemalloc] [--interval 60] [--top 8] [--trim] [--no-freeze] [--floor]
 
 Each report also names the requests served and the idempotency tokens kept (both follow the offered rate: a
 client that fell behind skips its missed sends rather than bursting), malloc's bytes in use and pymalloc's
 blocks: RSS growing while those stay flat is the allocator holding freed memory (fragmentation), which
 tracemalloc does not see. `--trim` calls malloc_trim(0) after each reading to show how much that is; `--no-freeze`
-leaves out `freeze_after_full_collections`, to compare.
+leaves out `freeze_after_full_collections`, to compare. Each growth is printed with its standard error and 95%
+interval (`growth.py`): the endpoint trims its heap once a minute, so its RSS saw-tooths by ~2 MB and a
+half-hour slope of it is uncertain by about as much as the target; the trimmed RSS (`--trim`) is the part the
+process keeps, and its slope is the one to read against the target.
+
+`--floor` serves the same traffic with gevent's own WSGI server answering `{}` (`CannedFloor`): run it beside the
+endpoint's soak, and the endpoint's own growth is its figure less the floor's.
 
 Target (issue 29): under 1 MB per hour of RSS after warm-up. Take the RSS figure from a run with `--no-tracemalloc`:
 tracemalloc's snapshots live in the endpoint's process (RSS jumps by ~15 MB when the warm-up snapshot is taken),
@@ -45,6 +51,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, ROOT)
 
 from tests.benchmarks.bench_local_endpoint import Conn, request  # noqa: E402
+from tests.benchmarks.growth import growth  # noqa: E402
 
 TABLE = "soak"
 
@@ -96,7 +103,41 @@ def malloc_trim() -> None:
         ctypes.CDLL(None).malloc_trim(0)
 
 
-def serve(interval: float, warmup: float, trace: bool, freeze: bool, top: int, trim: bool) -> None:
+class CannedFloor:
+    """The floor: gevent's own WSGI server parsing each request's JSON body and answering `{}`, with no store.
+
+    What it grows under the same traffic is what Python, gevent and glibc grow serving it, none of it the endpoint's
+    (the role Locust's own loop plays in `bench_run_soak.py --floor`). It heap-trims once a minute, as the endpoint
+    does (`dynlocust.local.heap`), so that both RSS figures hold the same free pages."""
+
+    def __init__(self) -> None:
+        from types import SimpleNamespace
+
+        self.stats = SimpleNamespace(requests_total=0)
+        self.backend = SimpleNamespace(state=SimpleNamespace(tokens=()))
+
+    def app(self, environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        import orjson
+
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        orjson.loads(environ["wsgi.input"].read(length) or b"{}")
+        self.stats.requests_total += 1
+        body = b"{}"
+        start_response("200 OK", [("Content-Type", "application/x-amz-json-1.0"), ("Content-Length", str(len(body)))])
+        return [body]
+
+    def start(self) -> tuple[str, int]:
+        from gevent.pywsgi import WSGIServer
+
+        from dynlocust.local.heap import keep_heap_trimmed
+
+        server = WSGIServer(("127.0.0.1", 0), self.app, log=None, error_log=None)
+        server.start()
+        gevent.spawn(keep_heap_trimmed)
+        return "127.0.0.1", server.server_port
+
+
+def serve(interval: float, warmup: float, trace: bool, freeze: bool, top: int, trim: bool, floor: bool) -> None:
     import gc
     import tracemalloc
 
@@ -106,9 +147,13 @@ def serve(interval: float, warmup: float, trace: bool, freeze: bool, top: int, t
 
     if trace:
         tracemalloc.start(4)
-    config = LocalConfig(port=0)
-    server = LocalServer(config, capacity=build_capacity(config))
-    host, port = server.start()
+    if floor:
+        server: Any = CannedFloor()
+        host, port = server.start()
+    else:
+        config = LocalConfig(port=0)
+        server = LocalServer(config, capacity=build_capacity(config))
+        host, port = server.start()
     if freeze:
         freeze_after_full_collections()  # as `dynlocust local` does
     print(json.dumps({"url": f"http://{host}:{port}"}), flush=True)
@@ -295,15 +340,6 @@ def drive(port: int, seconds: float, rate: float, keys: int, clients: int) -> di
     return counts
 
 
-def slope_per_hour(points: list[tuple[float, int]]) -> float:
-    """Least-squares slope of (minute, bytes), in bytes per hour."""
-    n = len(points)
-    mx = sum(m for m, _ in points) / n
-    my = sum(b for _, b in points) / n
-    var = sum((m - mx) ** 2 for m, _ in points)
-    return 60 * sum((m - mx) * (b - my) for m, b in points) / var if var else 0.0
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--minutes", type=float, default=30.0)
@@ -320,14 +356,20 @@ def main() -> int:
         help="malloc_trim(0) after each RSS reading: rss_trimmed then shows what glibc's heap held free",
     )
     ap.add_argument("--top", type=int, default=8, help="how many of tracemalloc's top growers to print")
+    ap.add_argument(
+        "--floor",
+        action="store_true",
+        help="serve the traffic with a canned gevent WSGI server instead of the endpoint (the floor; run it beside)",
+    )
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.serve:
-        serve(args.interval, args.warmup, not args.no_tracemalloc, not args.no_freeze, args.top, args.trim)
+        serve(args.interval, args.warmup, not args.no_tracemalloc, not args.no_freeze, args.top, args.trim, args.floor)
         return 0
     argv = [sys.executable, os.path.abspath(__file__), "--serve", "--interval", str(args.interval)]
     argv += ["--warmup", str(args.warmup)] + (["--no-tracemalloc"] if args.no_tracemalloc else [])
     argv += (["--no-freeze"] if args.no_freeze else []) + (["--trim"] if args.trim else []) + ["--top", str(args.top)]
+    argv += ["--floor"] if args.floor else []
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH", "")) if p)}
     child = subprocess.Popen(argv, stdout=subprocess.PIPE, env=env, text=True)
     try:
@@ -382,15 +424,15 @@ def main() -> int:
     print(f"requests {counts['requests']}, HTTP 500s {counts['http_500']}")
     if len(after) >= 2:
         print(
-            f"RSS growth after warm-up: {slope_per_hour(after) / 2**20:+.2f} MB/hour "
-            f"({len(after)} points, {after[0][1] / 2**20:.2f} -> {after[-1][1] / 2**20:.2f} MB)"
+            f"RSS growth after warm-up: {growth(after).describe()} "
+            f"({after[0][1] / 2**20:.2f} -> {after[-1][1] / 2**20:.2f} MB; target < 1)"
         )
         malloc = [(ln["minute"], ln["malloc"]) for ln in lines if ln["minute"] >= args.warmup and ln.get("malloc")]
         if len(malloc) >= 2:
-            print(f"malloc in-use growth after warm-up: {slope_per_hour(malloc) / 2**20:+.2f} MB/hour")
+            print(f"malloc in-use growth after warm-up: {growth(malloc).describe()}")
         traced = [(ln["minute"], ln["traced"]) for ln in lines if ln["minute"] >= args.warmup and "traced" in ln]
         if len(traced) >= 2:
-            print(f"traced heap growth after warm-up: {slope_per_hour(traced) / 2**20:+.2f} MB/hour")
+            print(f"traced heap growth after warm-up: {growth(traced).describe()}")
     else:
         print("too few reports after warm-up for a growth figure: run longer or lower --warmup")
     tops = [ln["top"] for ln in lines if "top" in ln]

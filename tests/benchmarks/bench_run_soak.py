@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -38,6 +39,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # run as a script from the clone's root
+
+from tests.benchmarks.growth import MB, growth  # noqa: E402
 
 SCENARIO = """\
 name: soak-run
@@ -115,17 +118,6 @@ def start_floor(workdir: Path, url: str, rate: int, keys: int, seconds: int) -> 
 def rss_of(pid: int) -> int:
     with open(f"/proc/{pid}/statm", encoding="ascii") as fh:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-
-def per_hour(points: list[tuple[float, float]]) -> float:
-    """Least-squares slope of (minute, bytes) points, in bytes per hour."""
-    n = len(points)
-    if n < 2:
-        return float("nan")
-    mx = sum(x for x, _ in points) / n
-    my = sum(y for _, y in points) / n
-    sxx = sum((x - mx) ** 2 for x, _ in points)
-    return sum((x - mx) * (y - my) for x, y in points) / sxx * 60 if sxx else float("nan")
 
 
 # ---------------------------------------------------------------- child: the run, reporting its heap
@@ -240,15 +232,17 @@ def main() -> int:
             lines = (workdir / "floor.log").read_text(errors="replace").splitlines()
             print(f"the floor exited {floor.returncode}; its requests:", *[x for x in lines if "Aggregated" in x][:1])
     after = [(m, r) for m, r in samples if m >= args.warmup]
-    print(f"RSS growth after warm-up: {per_hour(after) / 2**20:+.2f} MB/hour over {len(after)} samples (target < 1)")
+    grown = growth(after)
+    print(f"RSS growth after warm-up: {grown.describe()} (target < 1)")
     floor_after = [(m, r) for m, r in floor_samples if m >= args.warmup]
     if floor_after:
-        grown, floor_grown = per_hour(after) / 2**20, per_hour(floor_after) / 2**20
-        print(f"the floor's (Locust's own loop, same rate): {floor_grown:+.2f} MB/hour over {len(floor_after)} samples")
-        print(f"the run's growth less the floor's (dynlocust's own): {grown - floor_grown:+.2f} MB/hour")
+        floor_grown = growth(floor_after)
+        own, own_error = grown.per_hour - floor_grown.per_hour, math.hypot(grown.stderr, floor_grown.stderr)
+        print(f"the floor's (Locust's own loop, same rate): {floor_grown.describe()}")
+        print(f"the run's growth less the floor's (dynlocust's own): {own / MB:+.2f} MB/hour ± {own_error / MB:.2f}")
     traced = [(h["minute"], h["traced"]) for h in heap if h["minute"] >= args.warmup]
     if traced:
-        print(f"traced heap growth after warm-up: {per_hour(traced) / 2**20:+.2f} MB/hour")
+        print(f"traced heap growth after warm-up: {growth(traced).describe()}")
         last: list[str] = next((h["top"] for h in reversed(heap) if "top" in h), [])
         print("top growers since warm-up:")
         for line in last:

@@ -12,7 +12,9 @@ import locust  # noqa: F401 - first, for gevent patching
 import gevent
 import pytest
 
+from dynlocust.dynamodb import CAUSE_WRITES
 from dynlocust.exit_codes import meaning
+from dynlocust.observe.conclusion import window_number
 from dynlocust.observe.report import build, csvout
 from dynlocust.observe.report.table import format_progress
 from dynlocust.plugin import webui
@@ -47,6 +49,26 @@ def test_throttle_rows_per_window_then_all() -> None:
     )
     assert {r["code"] for r in rows} == {"ThrottlingException"}
     assert all("|" not in r["reason"] for r in rows)
+
+
+def test_throttle_rows_end_with_why_the_requests_were_throttled() -> None:
+    report = build.load_report(DATA / "complete.jsonl")
+    assert not [r for r in webui.throttle_rows(report) if r["code"] == "why"]  # nothing known, nothing said
+    for w in report.windows[-2:]:
+        w.summary = {
+            **w.summary,
+            "throttle_causes": {CAUSE_WRITES: 600},
+            "throttled_index": {"by_owner|IndexWriteKeyRangeThroughputExceeded": 4},
+        }
+    why = [r for r in webui.throttle_rows(report) if r["code"] == "why"]
+    numbers = [str(window_number(w.index)) for w in report.windows[-2:]]
+    assert why == [
+        {"window": f"windows {', '.join(numbers)}", "code": "why", "reason": e.text, "requests": f"{e.requests:,}"}
+        for e in report.explanations()
+    ]
+    assert [r["requests"] for r in why] == ["1,200", "8"]
+    assert why[0]["reason"].startswith("reads throttled: writes over the ceiling")
+    assert "GSI by_owner" in why[1]["reason"]
 
 
 def test_throttle_ratio_is_of_sent_requests() -> None:
