@@ -215,8 +215,12 @@ def main() -> int:
                 rss = rss_of(proc.pid)
             except OSError:
                 break
-            samples.append((minute, rss))
             sample = {"minute": round(minute, 2), "rss_mb": round(rss / 2**20, 2)}
+            if minute > args.minutes:  # the plan is over: the run is writing its report, which is not growth
+                sample["after_the_plan"] = True
+                print(json.dumps(sample), flush=True)
+                continue
+            samples.append((minute, rss))
             if floor is not None and floor.poll() is None:
                 floor_samples.append((minute, rss_of(floor.pid)))
                 sample["floor_rss_mb"] = round(floor_samples[-1][1] / 2**20, 2)
