@@ -29,6 +29,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import gevent
 from gevent.hub import Waiter, get_hub
@@ -118,9 +119,11 @@ def split_segment(
     return segments
 
 
-@dataclass(frozen=True, slots=True)
-class Ticket:
-    """Permission to send one request: `intended` is its scheduled send time (epoch seconds)."""
+class Ticket(NamedTuple):
+    """Permission to send one request: `intended` is its scheduled send time (epoch seconds).
+
+    A named tuple, not a frozen dataclass: the schedule makes one for every due send, dropped ones included, and
+    a tuple is built in half the time (0.36 against 0.70 us by timeit), which an overloaded generator pays per send."""
 
     seq: int
     window: int
