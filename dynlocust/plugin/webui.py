@@ -148,17 +148,23 @@ _CACHE = _ClosedCache()
 
 def live_report(fleet: FleetMerge, run: LocalRun | None = None, now: float | None = None) -> RunReport:
     """What a run has seen so far: closed windows as closed; with this process's `run`, the open window up to
-    its last full bin (a fleet's master sees windows only once every worker has reported them)."""
+    its last full bin, and a window closed here but not yet merged as closing (a fleet's master sees windows
+    only once every worker has reported them)."""
     now = fleet.clock() if now is None else now
     windows = [_CACHE.get(fleet, c) for c in list(fleet.closed)]
     if run is not None and not fleet.finished:
         for planned in fleet.plan.windows[len(windows) :]:
             if planned.start > now:
                 break
+            verdict = "running"
             stats = run.book.get(planned.index)
-            if stats is None:  # closed here, and on its way to the fleet's merge
-                break
-            w = window_from_stats(stats, phase=planned.phase, verdict="running", t0=fleet.plan.t0)
+            if stats is None:  # closed here, and the merge still waits for it (for the tables' state at its end)
+                parts = fleet.received.get(planned.index, {})
+                if len(parts) != 1:
+                    break
+                (part,) = parts.values()
+                stats, verdict = part.stats, "closing"
+            w = window_from_stats(stats, phase=planned.phase, verdict=verdict, t0=fleet.plan.t0)
             counts = run.pacer.window_counts(planned.index)
             elapsed = min(now, planned.end) - planned.start
             w.summary["offered"] = counts.handed + counts.dropped

@@ -12,6 +12,7 @@ prints one line per run with that run's own exit code and exits with the worst.
 from __future__ import annotations
 
 import json
+import math
 import time
 import urllib.request
 from collections.abc import Callable
@@ -123,6 +124,16 @@ def _first_closed_while_running(shot: dict[str, Any]) -> bool:
     return rows.get("1") in CLOSED and "running" in rows.values() and shot["header"] == "RUNNING"
 
 
+def _check_a_window_always_live(watcher: Watcher, since: float, until: float) -> None:
+    """From the first window running until the last one closed (or `until`, a Stop), some row is running or
+    closing: a window closed here whose merge waits for the tables' state at its end stays on the page."""
+    shots = [s for s in watcher.since(since) if s["t"] < until]
+    first = next(i for i, s in enumerate(shots) if ("1", "running") in s["rows"])
+    last = next((i for i, s in enumerate(shots) if dict(s["rows"]).get("3") in CLOSED), len(shots))
+    idle = [s["rows"] for s in shots[first:last] if not {"running", "closing"} & {v for _, v in s["rows"]}]
+    assert not idle, idle
+
+
 def _finished(run_id: str) -> Callable[[dict[str, Any]], bool]:
     """Whether a shot shows `run_id`'s end: Locust's header says stopped, and the panel how the run ended."""
 
@@ -190,11 +201,14 @@ def test_three_runs_in_one_page_followed_live_from_start_to_report(browser: Any,
                 # the rows close one by one while the page watches: window 1 closed, a later one still running
                 watcher.until("window 1 closed while the run goes on", _first_closed_while_running, 40)
                 code: int = ExitCode.SLO_FAILED
+                stopped = math.inf
                 if ending == "Stop":
+                    stopped = time.monotonic()
                     page.get_by_role("button", name="Stop").click()
                     code = ExitCode.ABORTED
                 shot = watcher.until("the run's end in the header and the tab", _finished(run_id), 90)
                 _check_no_fallback(watcher, clicked)
+                _check_a_window_always_live(watcher, clicked, stopped)
                 _check_finished(shot, runs, run_id, code)
                 ids.append(run_id)
                 codes.append(code)

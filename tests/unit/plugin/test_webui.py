@@ -1,4 +1,5 @@
-"""The rows of the web UI's DynamoDB tabs, from a recorded run (the live path is tested in the browser)."""
+"""The rows of the web UI's DynamoDB tabs, from a recorded run or a real merge (the live page is tested in the
+browser)."""
 
 from __future__ import annotations
 
@@ -14,15 +15,23 @@ import pytest
 
 from dynlocust.dynamodb import CAUSE_WRITES
 from dynlocust.exit_codes import meaning
+from dynlocust.fleet.merge import FleetMerge
 from dynlocust.observe.conclusion import window_number
 from dynlocust.observe.report import build, csvout
-from dynlocust.observe.report.table import format_progress
+from dynlocust.observe.report.table import format_progress, verdict_cell
 from dynlocust.plugin import webui
 from dynlocust.plugin.context import RunContext, RunOutcome
-from dynlocust.scenario import Scenario, load_scenario
+from dynlocust.run.closed_window import ClosedWindow
+from dynlocust.run.local_run import LocalRun
+from dynlocust.run.results import ResultsWriter
+from dynlocust.run.saturation import Saturation
+from dynlocust.run.table_state import TableStatePoller
+from dynlocust.scenario import Scenario, load_scenario, load_scenario_text
+from dynlocust.scenario.plan import build_plan
 from tests.support.scenarios import put_scenario
 
 DATA = Path(__file__).parents[1] / "observe" / "report" / "data"
+IDLE = Saturation(False, (), 0.1, 0.001, 0, 0)
 
 
 def test_window_rows_have_every_column_and_pending_windows() -> None:
@@ -197,3 +206,37 @@ def test_a_run_that_failed_set_up_ends_with_its_code_and_no_slos() -> None:
     assert panel is not None
     assert (panel["stage"], panel["exit_code"], panel["slo"], panel["report_url"]) == ("finished", 2, None, None)
     assert panel["status"] == f"run r2 finished: exit code 2: {meaning(2)}"
+
+
+def test_a_window_closed_here_and_waiting_for_its_merge_shows_as_closing_beside_the_running_one(
+    tmp_path: Path,
+) -> None:
+    """The merge waits for the tables' state at a window's end; meanwhile the tab still shows that window and the
+    one now running, not two pending rows (the page looked idle for as long as the poll took)."""
+    scenario = load_scenario_text(
+        put_scenario("closing", "steps: [{rate: 10, window: 2s}, {rate: 20, window: 2s}]"), "closing.yaml"
+    )
+    now = [1002.5]  # window 1 (1000-1002 s) has ended and closed here; its tables' state is not in
+    fleet = FleetMerge(
+        scenario, build_plan(scenario, t0=1000.0), ResultsWriter(tmp_path / "r.jsonl"), 1, out=io.StringIO()
+    )
+    fleet.start(run_id="unit")
+    fleet.table_states = poller = TableStatePoller(None, {"t": "t-unit"}, deadline=1.0, clock=lambda: now[0])
+    poller.boundaries = [w.end for w in fleet.plan.windows]
+    run = LocalRun(
+        scenario, {"t": "t-unit"}, "unit", t0=1000.0, deadline=1.0, on_window=lambda r: fleet.add_window(0, r),
+        on_done=lambda totals: None, clock=lambda: now[0],
+    )  # fmt: skip
+    first = run.book.hand_on(0)
+    first.apply_pacing(run.pacer.window_counts(0))
+    run.on_window(ClosedWindow.of_part(first, phase="steps", saturation=IDLE, worker_index=0))
+    assert fleet.closed == []
+
+    rows = webui.window_rows(webui.live_report(fleet, run, now=now[0]))
+    assert [(r["window"], r["verdict"]) for r in rows] == [("1", "closing"), ("2", "running")]
+
+    poller.states[0] = {"at": 1002.0, "tables": {"t": {"status": "ACTIVE", "billing": "PAY_PER_REQUEST", "items": 0}}}
+    fleet.table_state_polled(0)
+    rows = webui.window_rows(webui.live_report(fleet, run, now=now[0]))
+    assert [r["window"] for r in rows] == ["1", "2"]
+    assert rows[0]["verdict"] == verdict_cell(fleet.closed[0]) and rows[1]["verdict"] == "running"
