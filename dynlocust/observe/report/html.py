@@ -9,10 +9,9 @@ import time
 from html import escape
 from typing import TYPE_CHECKING
 
-from dynlocust.observe.conclusion import window_number
 from dynlocust.observe.report import table_states
 from dynlocust.observe.report.plots import VERDICT_COLOURS, svg_charts, verdict_labels
-from dynlocust.observe.report.table import COLUMNS, evidence_cells, reasons_cell, why_line
+from dynlocust.observe.report.table import COLUMNS, figure_cells, reasons_cell, why_line
 
 if TYPE_CHECKING:
     from dynlocust.observe.report.build import RunReport, WindowReport
@@ -36,10 +35,6 @@ diff's notes) take what is left and wrap; each verdict of a window is its own ba
 the other, when the cell is narrow), so none spills out of its cell."""
 
 
-def _ms(v: float | None) -> str:
-    return "-" if v is None else f"{v * 1000:.1f} ms"
-
-
 def _verdict(w: WindowReport) -> str:
     return " ".join(
         f'<span class="verdict" style="background:{VERDICT_COLOURS.get(label.split(" (")[0], "#999999")}">'
@@ -49,19 +44,7 @@ def _verdict(w: WindowReport) -> str:
 
 
 def _window_row(w: WindowReport) -> str:
-    s = w.summary
-    first = s["first_throttle_s"]
-    cells = [
-        str(window_number(w.index)),
-        f"{s['target_rate']:,.0f}",
-        f"{s['offered']:,}",
-        f"{s['accepted_per_s'] or 0:,.1f}",
-        f"{s['throttled'] + s['unprocessed_requests']:,}",
-        "-" if first is None else f"{first:.1f} s",
-        _ms(s["latency"]["p50"]),
-        _ms(s["latency"]["p99"]),
-        *evidence_cells(w.saturation),
-    ]
+    cells = figure_cells(w)
     tds = "".join(f"<td>{escape(c)}</td>" for c in cells)
     return (
         f'<tr data-window="{w.index}">{tds}<td class="text verdicts">{_verdict(w)}</td>'

@@ -95,7 +95,9 @@ def evidence_cells(saturation: Saturation | None) -> tuple[str, str, str, str, s
     return (sent, cpu, late, f"{sat.dropped:,}", f"{sat.pool_waits:,}")
 
 
-def _row(w: WindowLike) -> tuple[str, ...]:
+def figure_cells(w: WindowLike) -> tuple[str, ...]:
+    """A window's cells from its number to the client's evidence: every column but the verdict and the reasons,
+    which the HTML report shows as badges and wrapped text."""
     s = w.summary
     first = s.get("first_throttle_s")
     throttled = s["throttled"] + s.get("unprocessed_requests", 0)
@@ -109,9 +111,11 @@ def _row(w: WindowLike) -> tuple[str, ...]:
         _ms(s["latency"]["p50"]),
         _ms(s["latency"]["p99"]),
         *evidence_cells(w.saturation),
-        verdict_cell(w),
-        reasons_cell(w),
     )
+
+
+def _row(w: WindowLike) -> tuple[str, ...]:
+    return (*figure_cells(w), verdict_cell(w), reasons_cell(w))
 
 
 def why_line(why: Explanation) -> str:
