@@ -48,6 +48,8 @@ NO_TABLE = "-"
 #: Distinct table names the statistics keep; requests naming further ones are counted under OTHER_TABLES.
 MAX_STATS_TABLES = 1000
 OTHER_TABLES = "(other)"
+#: Bytes one read of a keep-alive connection takes at most: a request head and a typical body in one call.
+RECV_BYTES = 65536
 FD_RESERVE = 64  # descriptors kept free for the process itself (logs, the listening socket, files)
 _REASONS = {
     200: "OK",
@@ -133,13 +135,17 @@ def build_capacity(config: LocalConfig, notify: Callable[[str], None] | None = N
     return CapacityModel(capacity_scale=config.capacity_scale, time_scale=config.time_scale, notify=notify)
 
 
-def _fast_io(sock: Any, idle: float) -> tuple[Callable[[int], bytes], Callable[[bytes], None]]:
+def _fast_io(sock: Any, idle: float, inbox: memoryview) -> tuple[Callable[[int], bytes], Callable[[bytes], None]]:
     """recv(n) waiting at most `idle`, and sendall(data), for the keep-alive loop's common case.
 
     Why: gevent's socket methods build a new Timeout (a libev timer) for every wait and run a chunking loop for every
     send; at 10^4 requests/s that costs more than parsing the request. These call the underlying non-blocking
     socket directly, wait on the socket's read watcher under one reused idle timer, and leave a send that does not
     complete at once to gevent's sendall. A socket that is not a gevent socket gets its own methods.
+
+    recv reads into `inbox` (one buffer per server) and copies out only the bytes received: socket.recv(n) takes n
+    bytes from the C heap and shrinks them to the bytes read, once a request, which fragments the heap. Sharing the
+    buffer is safe because no greenlet can switch between the read and the copy.
     """
     raw = getattr(sock, "_sock", None)
     read_event = getattr(sock, "_read_event", None)
@@ -148,7 +154,7 @@ def _fast_io(sock: Any, idle: float) -> tuple[Callable[[int], bytes], Callable[[
     from gevent import get_hub, getcurrent
 
     hub = get_hub()
-    raw_recv, raw_send, wait = raw.recv, raw.send, hub.wait
+    raw_recv_into, raw_send, wait = raw.recv_into, raw.send, hub.wait
     # the libev timer a gevent Timeout wraps, without the Python layer. Repeating, and armed with again(): a stopped
     # libev timer restarted with start() keeps only what was left of its time, so the idle limit would run out
     # over the connection's summed waits, closing a busy connection under a request in flight
@@ -158,7 +164,8 @@ def _fast_io(sock: Any, idle: float) -> tuple[Callable[[int], bytes], Callable[[
     def recv(n: int) -> bytes:
         while True:
             try:
-                return raw_recv(n)
+                got = raw_recv_into(inbox, n)
+                return inbox[:got].tobytes()
             except BlockingIOError:
                 pass
             timer.again(expire, expired, update=True)
@@ -208,6 +215,7 @@ class LocalServer:
         self._rid = 0
         self._server: Any = None
         self._trimmer: Any = None
+        self._inbox = memoryview(bytearray(RECV_BYTES))
 
     # ---------------------------------------------------------------- protocol
     def _response(
@@ -317,7 +325,7 @@ class LocalServer:
         sock.shutdown(socket.SHUT_WR)
         sock.settimeout(0.05)
         with contextlib.suppress(OSError):
-            sock.recv(65536)
+            sock.recv(RECV_BYTES)
 
     def _read_more(self, sock: Any, deadline: float) -> bytes:
         """One read that must complete before `deadline` (monotonic): b"" when the peer closed, TimeoutError after."""
@@ -325,7 +333,7 @@ class LocalServer:
         if remaining <= 0:
             raise TimeoutError
         sock.settimeout(remaining)
-        return sock.recv(65536)
+        return sock.recv(RECV_BYTES)
 
     def _read_body(self, sock: Any, buf: bytes, length: int) -> bytearray | None:
         """The rest of a body that did not come with its head, read into one buffer reserved by Content-Length.
@@ -372,14 +380,14 @@ class LocalServer:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         idle = self.config.idle_timeout
         sock.settimeout(idle)
-        recv, send = _fast_io(sock, idle)
+        recv, send = _fast_io(sock, idle, self._inbox)
         buf = b""
         latency = self.config.latency_model
         while True:
             end = buf.find(b"\r\n\r\n")
             if end < 0:
                 if not buf:
-                    buf = recv(65536)  # waits at most idle_timeout for the next request
+                    buf = recv(RECV_BYTES)  # waits at most idle_timeout for the next request
                     if not buf:
                         return
                     end = buf.find(b"\r\n\r\n")
