@@ -45,6 +45,9 @@ class Router:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # the head and the body go out in two writes: with Nagle's algorithm the body waited for the client's
+            # delayed ACK of the head, 40 ms a response (moto's 20,000-item batch test took 38 s, 1.5 s direct)
+            disable_nagle_algorithm = True
 
             def log_message(self, *_args: Any) -> None:
                 pass
