@@ -11,7 +11,7 @@ import pytest
 
 from dynlocust.exit_codes import ExitCode
 from dynlocust.local.embedded import LocalEndpoint
-from tests.support.runs import ROOT, run_dynlocust
+from tests.support.runs import ROOT, RunResult, run_dynlocust
 from tests.support.scenarios import put_scenario, write_scenario
 
 QUICKSTART = ROOT / "scenarios" / "quickstart.yaml"
@@ -32,11 +32,28 @@ def server_counts(stats: dict, table: str, operations: tuple[str, ...]) -> dict[
     return {k: sum(per_op.get(op, {}).get(k, 0) for op in operations) for k in ("ok", "throttled", "error")}
 
 
+def client_bound(result: RunResult) -> list[tuple[int, dict]]:
+    """The windows whose verdict names the client, with the saturation evidence behind it."""
+    return [(w["index"], w["saturation"]) for w in result.windows if "client-bound" in w["verdict_detail"]["labels"]]
+
+
+def quickstart_run(endpoint: LocalEndpoint, tmp_path: Path) -> tuple[RunResult, str]:
+    """The quickstart against `endpoint`, and its run id. A run in which the client was judged the limit (the
+    verdict's job on a host stalled by other work) is run once more under a new id and table, so the server's
+    counts stay per run; a second such run fails the test with its evidence."""
+    for run_id in ("qs", "qs-again"):
+        result = run_dynlocust(QUICKSTART, tmp_path, "--host", endpoint.url, run_id=run_id)
+        if result.returncode != 0 or not client_bound(result):
+            break
+        print(f"run {run_id}: the client was judged the limit in {client_bound(result)}")
+    return result, run_id
+
+
 @pytest.mark.slow
 def test_quickstart_reproduces_the_ceiling_and_reconciles_with_the_server(
     quickstart_endpoint: LocalEndpoint, tmp_path: Path
 ) -> None:
-    result = run_dynlocust(QUICKSTART, tmp_path, "--host", quickstart_endpoint.url, run_id="qs")
+    result, run_id = quickstart_run(quickstart_endpoint, tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     windows = result.windows
     assert [w["index"] for w in windows] == [0, 1, 2, 3]
@@ -44,7 +61,8 @@ def test_quickstart_reproduces_the_ceiling_and_reconciles_with_the_server(
     assert [w["verdict"] for w in windows] == ["ok", "ok", "throttled", "throttled"], [
         (w["verdict_detail"], w["saturation"]) for w in windows
     ]
-    assert all(w["verdict_detail"]["labels"] == [w["verdict"]] for w in windows)  # the client was not the limit
+    assert client_bound(result) == []  # the client was not the limit
+    assert all(w["verdict_detail"]["labels"] == [w["verdict"]] for w in windows)
     conclusion = result.end["conclusion"]
     assert (conclusion["service_limited"], conclusion["client_limited"]) == ([2, 3], [])
     assert f"conclusion: {conclusion['text']}" in result.stdout
@@ -56,7 +74,7 @@ def test_quickstart_reproduces_the_ceiling_and_reconciles_with_the_server(
     accepted = sum(w["summary"]["accepted"] for w in windows)
     throttled = sum(w["summary"]["throttled"] for w in windows)
     errors = sent - accepted - throttled
-    server = server_counts(quickstart_endpoint.stats(), "items-qs", ("PutItem", "GetItem"))
+    server = server_counts(quickstart_endpoint.stats(), f"items-{run_id}", ("PutItem", "GetItem"))
     assert (accepted, throttled, errors) == (server["ok"], server["throttled"], server["error"])
     assert sent == result.end["sent"]
 
@@ -86,7 +104,7 @@ def test_quickstart_reproduces_the_ceiling_and_reconciles_with_the_server(
     assert "| window | target/s | offered (req) | accepted/s | throttled (req) |" in result.stdout
     evidence = "| sent/due (req) | cpu (cores) | late sends | dropped (req) | pool waits | verdict | reasons |"
     assert evidence in " ".join(result.stdout.split())
-    assert quickstart_endpoint.stats()["tables"].get("items-qs", {}).get("DeleteTable", {}).get("ok") == 1
+    assert quickstart_endpoint.stats()["tables"].get(f"items-{run_id}", {}).get("DeleteTable", {}).get("ok") == 1
 
 
 def small_scenario(tmp_path: Path, rate: int | str, users: int, transport: str = "boto3") -> Path:
