@@ -43,9 +43,10 @@ def quickstart_run(endpoint: LocalEndpoint, tmp_path: Path) -> tuple[RunResult, 
     counts stay per run; a second such run fails the test with its evidence."""
     for run_id in ("qs", "qs-again"):
         result = run_dynlocust(QUICKSTART, tmp_path, "--host", endpoint.url, run_id=run_id)
-        if result.returncode != 0 or not client_bound(result):
+        bound = client_bound(result)
+        if result.returncode != 0 or not bound:
             break
-        print(f"run {run_id}: the client was judged the limit in {client_bound(result)}")
+        print(f"run {run_id}: the client was judged the limit in {bound}")
     return result, run_id
 
 

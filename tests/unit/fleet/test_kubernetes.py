@@ -193,7 +193,8 @@ def test_the_fleet_is_wired_as_compose_wires_it() -> None:
     assert command[command.index("--master-host") + 1] == "dynlocust-master" and ("Service", "dynlocust-master") in by
     master_command = master["containers"][0]["command"]
     assert master_command[master_command.index("--expect-workers") + 1] == str(worker["replicas"]) == "3"
-    assert master_command[master_command.index("-u") + 1] == str(50 * 3)  # the quickstart's concurrency x workers
+    users = load_scenario(SHIPPED_DIR / "quickstart.yaml").concurrency * 3  # the scenario's concurrency x workers
+    assert master_command[master_command.index("-u") + 1] == str(users)
     assert master_command[master_command.index("--host") + 1] == "http://dynlocust-endpoint:8000"
     assert {c["image"] for d in documents if d["kind"] in ("Job", "Deployment")
             for c in d["spec"]["template"]["spec"]["containers"]} == {"img:1"}  # fmt: skip
