@@ -4,8 +4,9 @@ Locust installs its SIGTERM handler only once `init` has returned and the run ha
 that killed the process outright: exit 143 instead of 4, no exit code line, and the workers `--processes` had
 forked stayed alive. `install_early` runs with the first dynlocust code of a process (`dynlocust run`'s entry, the
 scenario locustfile's import): a SIGTERM that arrives before `init` ends the process with exit code 4 and its
-line, since nothing has been created yet. From `init` on, `safety.route_interrupts` routes SIGTERM as it routes
-Ctrl-C, so that set-up in progress is torn down through `quitting`.
+line, at once (`os._exit`): nothing has been created yet, so nothing needs unwinding. From `init` on,
+`safety.route_interrupts` routes SIGTERM as it routes Ctrl-C, so that set-up in progress is torn down through
+`quitting`.
 
 A master killed with SIGKILL runs no handler at all. The embedded endpoint then stops by itself once its stdin
 pipe ends (`--exit-with-parent`). A forked worker has no such pipe, so right after the fork the kernel is asked to
@@ -65,7 +66,10 @@ def _before_run(_signum: int, _frame: FrameType | None) -> None:
     sys.stderr.write("dynlocust: stopped by SIGTERM before the run began; no table was created\n")
     sys.stderr.flush()
     say(ExitCode.ABORTED, sys.stdout)  # said: `dynlocust run` does not add its own
-    raise SystemExit(ExitCode.ABORTED)
+    sys.stdout.flush()
+    # not SystemExit: it would unwind whatever the signal interrupted, such as gevent's patching of `threading`
+    # (the interpreter's exit then waits forever on a lock half patched) or an import holding its lock
+    os._exit(ExitCode.ABORTED)
 
 
 def _before_fork() -> None:
