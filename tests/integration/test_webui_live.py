@@ -26,7 +26,7 @@ from dynlocust.plugin.webui import WINDOW_COLUMNS
 from dynlocust.run.table_state import describe
 from tests.integration.test_report_browser import browser  # noqa: F401 - the Chromium fixture
 from tests.support.scenarios import scenario_yaml
-from tests.support.webui import header_status, table_rows, web_locust
+from tests.support.webui import HEADER_STATUS, TABLE_ROWS, header_status, web_locust
 
 # ~10 writes/s of capacity: seeding 60 items of 1 KB takes seconds (longer than the page's 2 s poll), and 40/s
 # offered throttles from the first second, so the SLO fails on every run that reaches the plan's end
@@ -44,6 +44,23 @@ CLOSED = {"ok", "throttled", "client-bound", "errors", "partial", "not-run"}
 SET_UP = {"creating tables", "seeding tables"}
 
 
+PANEL = (
+    "(() => { const d = document.getElementById('dynlocust-run'); if (!d) return null; const f = {}; "
+    "d.querySelectorAll('[data-field]').forEach(p => { f[p.dataset.field] = p.innerText; "
+    "const a = p.querySelector('a'); if (a) f.href = a.href; }); "
+    "return {stage: d.dataset.stage, run: d.dataset.runId, ...f}; })()"
+)
+START_FORM = (
+    "[...document.querySelectorAll('body *:not(script):not(style)')].some(e => [...e.childNodes].some(n => "
+    "n.nodeType === Node.TEXT_NODE && n.textContent.includes('Start new load test')))"
+)
+SHOT = (
+    f"() => ({{header: {HEADER_STATUS}, form: {START_FORM}, panel: {PANEL}, rows: {TABLE_ROWS}, "
+    "columns: [...document.querySelectorAll('table thead th')].map(th => th.innerText.trim())})"
+)
+"""What the page shows at one moment: Locust's header, whether its start form is open, the run panel, the rows."""
+
+
 class Watcher:
     """Samples what the page shows, without ever reloading it: Locust's header, the run panel, the window rows."""
 
@@ -52,21 +69,18 @@ class Watcher:
         self.seen: list[dict[str, Any]] = []
 
     def sample(self) -> dict[str, Any]:
-        panel = self.page.evaluate(
-            "() => { const d = document.getElementById('dynlocust-run'); if (!d) return null; const f = {}; "
-            "d.querySelectorAll('[data-field]').forEach(p => { f[p.dataset.field] = p.innerText; "
-            "const a = p.querySelector('a'); if (a) f.href = a.href; }); "
-            "return {stage: d.dataset.stage, run: d.dataset.runId, ...f}; }"
-        )
-        rows = table_rows(self.page)
+        # one evaluation, so one rendering of the page: read piece by piece, a shot could pair the header of
+        # Locust's last poll with the rows of the poll before it
+        seen = self.page.evaluate(SHOT)
+        rows = seen["rows"]
         shot = {
             "t": time.monotonic(),
-            "header": header_status(self.page),
-            "form": self.page.get_by_text("Start new load test").count() > 0,
-            "panel": panel or {},
+            "header": seen["header"],
+            "form": seen["form"],
+            "panel": seen["panel"] or {},
             "rows": [(r[0], _verdict(r)) for r in rows],
             "states": [r[TABLE_STATE] if len(r) > TABLE_STATE else "" for r in rows],
-            "columns": self.page.eval_on_selector_all("table thead th", "ths => ths.map(th => th.innerText.trim())"),
+            "columns": seen["columns"],
         }
         self.seen.append(shot)
         return shot
@@ -96,6 +110,7 @@ def _results(runs: Path, run_id: str) -> list[dict[str, Any]]:
 def _start(page: Any, watcher: Watcher) -> float:
     """Click Start (on the first page, or in the form that New opens); the header shows a running state within 2 s:
     from then on, the time returned, the page must follow the run."""
+    assert watcher.sample()["form"], watcher.seen[-1]  # the start form, as the shots see it
     page.get_by_role("button", name="Start", exact=True).click()
     clicked = time.monotonic()
     shot = watcher.until("a running state in the header", lambda s: s["header"] in ("SPAWNING", "RUNNING"), 10)

@@ -75,21 +75,24 @@ def web_locust(tmp_path: Path, scenario_text: str, *args: str) -> Iterator[WebLo
         log.close()
 
 
+HEADER_STATUS = (
+    "(() => { const label = [...document.querySelectorAll('header *')].find(e => e.children.length === 0 "
+    "&& e.textContent.trim() === 'Status'); return label && label.nextElementSibling ? "
+    "label.nextElementSibling.innerText.trim() : ''; })()"
+)
+"""A JavaScript expression: the run's state in Locust's header (the value under its "Status" label)."""
+TABLE_ROWS = (
+    "[...document.querySelectorAll('table tbody tr')].map(r => [...r.querySelectorAll('td')]"
+    ".map(td => td.innerText.trim()))"
+)
+"""A JavaScript expression: the cells of every row of the table on the page's current tab."""
+
+
 def header_status(page: Any) -> str:
-    """The run's state in Locust's header (the value under its "Status" label), as the page shows it."""
-    return str(
-        page.evaluate(
-            "() => { const label = [...document.querySelectorAll('header *')].find(e => e.children.length === 0 "
-            "&& e.textContent.trim() === 'Status'); return label && label.nextElementSibling ? "
-            "label.nextElementSibling.innerText.trim() : ''; }"
-        )
-    )
+    """The run's state in Locust's header, as the page shows it."""
+    return str(page.evaluate(f"() => {HEADER_STATUS}"))
 
 
 def table_rows(page: Any) -> list[list[str]]:
     """The cells of every row of the table on the page's current tab."""
-    return list(
-        page.eval_on_selector_all(
-            "table tbody tr", "rows => rows.map(r => [...r.querySelectorAll('td')].map(td => td.innerText.trim()))"
-        )
-    )
+    return list(page.evaluate(f"() => {TABLE_ROWS}"))
