@@ -10,7 +10,8 @@ In firing order:
 - `init_command_line_parser`: dynlocust's options;
 - `init`: a worker forked by `--processes` watching its parent where the kernel cannot (`lifeline`), the settings
   and endpoint validated, the role created (`roles.create`: standalone, master or worker) with a `quitting`
-  listener that hears shutdown before Locust's runner (`safety.hear_shutdown`), metrics wired by role; for a
+  listener that hears shutdown before Locust's runner (`safety.hear_shutdown`), metrics wired by role, the web UI's
+  origin guard (`web_origin`: no other origin's page drives or reads it); for a
   scenario: Locust's misleading run-time hint dropped, the DynamoDB tab when there is a web UI, credentials
   redacted from logs, interrupts (Ctrl-C and SIGTERM) routed, the scenario prepared and the role's fleet messages
   registered;
@@ -33,8 +34,19 @@ from locust.event import EventHook
 from locust.web import WebUI
 
 from dynlocust import redact
-from dynlocust.plugin import console, epilogue, lifeline, metrics_wiring, options, safety, setup, teardown, webui
-from dynlocust.plugin.context import state_for
+from dynlocust.plugin import (
+    console,
+    epilogue,
+    lifeline,
+    metrics_wiring,
+    options,
+    safety,
+    setup,
+    teardown,
+    web_origin,
+    webui,
+)
+from dynlocust.plugin.context import settings_for, state_for
 from dynlocust.plugin.roles import create, role_for
 
 _REGISTERED: set[str] = set()
@@ -59,6 +71,7 @@ def register_plugin() -> None:
             (events.init, options.validate),
             (events.init, _create_role),
             (events.init, _install_metrics),
+            (events.init, _guard_web_ui),
             (events.quitting, _uninstall_metrics),
         ],
     )
@@ -98,6 +111,11 @@ def _install_metrics(environment: Environment, **_kwargs: Any) -> None:
 
 def _uninstall_metrics(environment: Environment, **_kwargs: Any) -> None:
     metrics_wiring.uninstall(environment)
+
+
+def _guard_web_ui(environment: Environment, web_ui: WebUI | None = None, **_kwargs: Any) -> None:
+    if web_ui is not None and web_ui.app is not None:
+        web_origin.install(web_ui.app, web_ui.host, settings_for(environment).web_origin)
 
 
 def _install_web_tab(environment: Environment, web_ui: WebUI | None = None, **_kwargs: Any) -> None:

@@ -11,6 +11,7 @@ import re
 from argparse import Namespace
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from dynlocust.errors import ConfigurationError, DynlocustError
 from dynlocust.run.saturation import THRESHOLD_FIELDS, Thresholds
@@ -42,6 +43,7 @@ class Settings:
     run_id: str = ""
     metrics_host: str = "127.0.0.1"
     metrics_port: int = DEFAULT_METRICS_PORT
+    web_origin: str = ""
     stall_seconds: float | None = None
     run_margin: float | None = None
     master_timeout: float = DEFAULT_MASTER_TIMEOUT
@@ -126,6 +128,15 @@ def add_arguments(parser: Any) -> None:
         env_var="DYNLOCUST_METRICS_HOST",
         include_in_web_ui=False,
         help="Address the Prometheus /metrics endpoint binds to (default 127.0.0.1).",
+    )
+    group.add_argument(
+        "--web-origin",
+        type=str,
+        default="",
+        env_var="DYNLOCUST_WEB_ORIGIN",
+        include_in_web_ui=False,
+        help="The scheme://host[:port] a reverse proxy serves the web UI at: its pages may drive the UI too "
+        "(default: only the address the UI was requested at). See docs/options.md.",
     )
     group.add_argument(
         "--metrics-port",
@@ -290,6 +301,7 @@ def from_options(options: Namespace | None) -> Settings:
         run_id=_run_id(str(get("run_id") or "")),
         metrics_host=str(get("metrics_host") or "127.0.0.1"),
         metrics_port=metrics_port,
+        web_origin=_web_origin(str(get("web_origin") or "")),
         thresholds=_thresholds(get),
         scaling=scaling_from(get),
     )
@@ -311,6 +323,23 @@ def _run_id(raw: str) -> str:
             f"digit, without '..'), found {raw!r}"
         )
     return raw
+
+
+def _web_origin(raw: str) -> str:
+    """An origin as a browser sends it, `scheme://host[:port]` lower-cased, or "" for none."""
+    expected = "expected an origin such as https://locust.example.com (http or https, a host, no path)"
+    try:
+        parts = urlsplit(raw.strip())
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number from 0 to 65535
+    except ValueError:
+        raise ConfigurationError(f"--web-origin: {expected}, found {raw!r}") from None
+    if not raw:
+        return ""
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.username is not None:
+        raise ConfigurationError(f"--web-origin: {expected}, found {raw!r}")
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise ConfigurationError(f"--web-origin: {expected}, found {raw!r}")
+    return f"{parts.scheme}://{parts.netloc}".lower()
 
 
 def _positive_seconds(option: str, raw: Any) -> float:

@@ -52,10 +52,10 @@ class WebLocust:
 
 
 @contextmanager
-def web_locust(tmp_path: Path, scenario_text: str, *args: str) -> Iterator[WebLocust]:
-    """A Locust web UI running `scenario_text` from `tmp_path`, results in `tmp_path/runs`; stopped when the block
-    ends."""
-    (tmp_path / "lf.py").write_text(LOCUSTFILE)
+def web_locust(tmp_path: Path, scenario_text: str, *args: str, locustfile: str = LOCUSTFILE) -> Iterator[WebLocust]:
+    """A Locust web UI running `scenario_text` from `tmp_path` (with `locustfile`: `LOCUSTFILE` and more), results
+    in `tmp_path/runs`; stopped when the block ends."""
+    (tmp_path / "lf.py").write_text(locustfile)
     scenario = tmp_path / "webui.yaml"
     scenario.write_text(scenario_text)
     port = free_port()

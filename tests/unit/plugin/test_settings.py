@@ -46,10 +46,16 @@ def test_defaults() -> None:
         ({"local": "true"}, "scaling", Scaling(local=True)),  # from DYNLOCUST_LOCAL, as text
         ({"local": "0", "rate_scale": ""}, "scaling", Scaling()),
         ({"scenario": "quickstart"}, "scenario", str(SHIPPED_DIR / "quickstart.yaml")),  # a bare name, shipped
+        ({"web_origin": "https://Locust.Example.com/"}, "web_origin", "https://locust.example.com"),
+        ({"web_origin": "http://10.0.0.5:8089"}, "web_origin", "http://10.0.0.5:8089"),
+        ({"web_origin": ""}, "web_origin", ""),
     ],
 )
 def test_good_values(options: dict, field: str, value: object) -> None:
     assert getattr(from_options(Namespace(**options)), field) == value
+
+
+WEB_ORIGIN = "expected an origin such as https://locust.example.com (http or https, a host, no path)"
 
 
 @pytest.mark.parametrize(
@@ -70,6 +76,11 @@ def test_good_values(options: dict, field: str, value: object) -> None:
         ({"client_cpu_min_seconds": "0"}, "--client-cpu-min-seconds: expected a number from 0.1 to 3600, found '0'"),
         ({"rate_scale": "fast"}, "--rate-scale: expected a positive scale factor such as 0.25, found 'fast'"),
         ({"time_scale": "-2"}, "--time-scale: expected a scale factor above 0 and at most 1000, found '-2'"),
+        ({"web_origin": "locust.example.com"}, f"--web-origin: {WEB_ORIGIN}, found 'locust.example.com'"),
+        ({"web_origin": "https://x.example/locust"}, f"--web-origin: {WEB_ORIGIN}, found 'https://x.example/locust'"),
+        ({"web_origin": "ftp://x.example"}, f"--web-origin: {WEB_ORIGIN}, found 'ftp://x.example'"),
+        ({"web_origin": "https://x.example:99999"}, f"--web-origin: {WEB_ORIGIN}, found 'https://x.example:99999'"),
+        ({"web_origin": "https://u@x.example"}, f"--web-origin: {WEB_ORIGIN}, found 'https://u@x.example'"),
     ],
 )
 def test_bad_values(options: dict, message: str) -> None:
