@@ -8,6 +8,7 @@ from html import escape
 
 from dynlocust.observe.diff.cells import Cell, Metric, percent
 from dynlocust.observe.diff.gate import GateResult
+from dynlocust.observe.neutralise import markdown_text
 from dynlocust.observe.report.html import CSS
 from dynlocust.observe.report.plots import Series, bar_chart_svg, latency_series, line_chart_svg, timeline_series
 
@@ -118,19 +119,22 @@ def console(r: Rendered) -> str:
 
 
 def markdown(r: Rendered) -> str:
+    """The diff for a pull request or a CI job summary; every text from the results files (titles, paths, window
+    labels, verdicts, the gate's lines) through `markdown_text`."""
     mark = ":x:" if r.gate.failures else ":warning:" if r.gate.warnings else ":white_check_mark:"
-    out = [f"## {r.title}", "", f"{mark} **{verdict_line(r)}**", "", f"- baseline: `{r.base}`", f"- new: `{r.new}`"]
-    out += [f"- not compared: {x}" for x in r.left_out]
+    out = [f"## {markdown_text(r.title)}", "", f"{mark} **{markdown_text(verdict_line(r))}**", ""]
+    out += [f"- baseline: {markdown_text(r.base)}", f"- new: {markdown_text(r.new)}"]
+    out += [f"- not compared: {markdown_text(x)}" for x in r.left_out]
     if r.gate.failures or r.gate.warnings:
         out.append("")
-        out += [f"- **regression**: {f}" for f in r.gate.failures]
-        out += [f"- warning: {w}" for w in r.gate.warnings]
+        out += [f"- **regression**: {markdown_text(f)}" for f in r.gate.failures]
+        out += [f"- warning: {markdown_text(w)}" for w in r.gate.warnings]
     out += ["", "| " + " | ".join(_header(r)) + " |", "|" + "|".join("---" for _ in HEADER) + "|"]
     for row, cell in zip(_rows(r), r.cells, strict=True):
-        cells = list(row)
+        cells = [markdown_text(x) for x in row]
         if cell.significant and cell.worse:
             cells[4] = f"**{cells[4]}**"
-        out.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
+        out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
 
 

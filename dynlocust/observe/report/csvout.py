@@ -7,6 +7,7 @@ import io
 from typing import TYPE_CHECKING, Any
 
 from dynlocust.observe.conclusion import window_number
+from dynlocust.observe.neutralise import spreadsheet_cell
 
 if TYPE_CHECKING:
     from dynlocust.observe.report.build import RunReport, WindowReport
@@ -91,32 +92,11 @@ def _verdict_columns(w: WindowReport) -> list[Any]:
     ]  # fmt: skip
 
 
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-"""A spreadsheet evaluates a cell that starts so as a formula (CSV injection), unless it is a plain number."""
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
-def spreadsheet_safe(cell: Any) -> Any:
-    """`cell`, or text that starts with a formula character prefixed with `'` (shown as text, never evaluated).
-
-    Names, verdicts and throttle reasons come from results files and the service's messages."""
-    if isinstance(cell, str) and cell.startswith(FORMULA_STARTS) and not _is_number(cell):
-        return "'" + cell
-    return cell
-
-
 def _csv(header: tuple[str, ...], rows: list[list[Any]]) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)  # quotes commas, quotes, newlines
     writer.writerow(header)
-    writer.writerows([spreadsheet_safe(c) for c in row] for row in rows)
+    writer.writerows([spreadsheet_cell(c) for c in row] for row in rows)  # names, reasons: from outside
     return buf.getvalue()
 
 

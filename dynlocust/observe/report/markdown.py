@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from dynlocust.observe.neutralise import markdown_text
 from dynlocust.observe.report import table_states
-from dynlocust.observe.report.table import format_window_table, markdown_text, why_line
+from dynlocust.observe.report.table import format_window_table, why_line
 
 if TYPE_CHECKING:
     from dynlocust.observe.report.build import RunReport
@@ -39,7 +40,7 @@ def render(report: RunReport) -> str:
     )
     out.append("")
     if report.conclusion is not None:
-        out += [f"**Conclusion:** {report.conclusion.text}", ""]
+        out += [f"**Conclusion:** {markdown_text(report.conclusion.text)}", ""]
     if report.windows:
         out.append(format_window_table(report.windows))
     else:
@@ -55,7 +56,7 @@ def render(report: RunReport) -> str:
     explained = report.explanations()
     if explained:
         out += ["", "### Why throttled", ""]
-        out += [f"- {markdown_text(why_line(e))}" for e in explained]
+        out += [f"- {markdown_text(why_line(e), item=True)}" for e in explained]
     states = table_states.rows(report.run.get("table_state"), report.windows)
     if states:
         out += ["", "### Table state per window (DescribeTable at each window's end)", ""]
@@ -63,7 +64,7 @@ def render(report: RunReport) -> str:
     failures = [f for w in report.windows for f in w.slo_failures]
     if failures:
         out += ["", "### SLO failures", ""]
-        out += [f"- {markdown_text(f)}" for f in failures]
+        out += [f"- {markdown_text(f, item=True)}" for f in failures]
     if report.end is not None:
         out += ["", f"Exit code {markdown_text(report.end.get('exit_code'))}."]
     return "\n".join(out) + "\n"

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any, Protocol
 
 from dynlocust.observe.conclusion import window_list, window_number
+from dynlocust.observe.neutralise import markdown_text
 from dynlocust.observe.throttle_causes import Explanation
 from dynlocust.run.saturation import Saturation
 from dynlocust.run.verdict import Verdict
@@ -35,20 +35,6 @@ class WindowLike(Protocol):
 
     @property
     def verdict_detail(self) -> Verdict | None: ...
-
-
-_MARKDOWN_ESCAPES = str.maketrans({"\\": "\\\\", "|": "\\|", "`": "\\`", "*": "\\*", "[": "\\[", "]": "\\]"})
-_HTML_START = re.compile(r"<(?=[A-Za-z/!?])|&(?=#?\w+;)")
-"""Where Markdown would start raw HTML (a tag, a comment) or an entity; a bare `<=` or `&` stays as written."""
-
-
-def markdown_text(text: object) -> str:
-    """`text` safe inside a Markdown line or table cell: one line, no HTML, no markup, no column separator.
-
-    Names, verdicts, reasons and error messages come from results files and from the service's responses; copied
-    raw, a pipe or a newline forges table cells and rows, and HTML runs in a viewer that renders it."""
-    escaped = " ".join(str(text).split()).translate(_MARKDOWN_ESCAPES)
-    return _HTML_START.sub(lambda m: "&lt;" if m.group() == "<" else "&amp;", escaped)
 
 
 COLUMNS = (

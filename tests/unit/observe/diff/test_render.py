@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from dynlocust.observe.diff.cli import run_rendered
@@ -36,3 +37,24 @@ def test_no_gate_passes_quietly(tmp_path: Path) -> None:
     rendered = run_rendered(base, new, "none")
     assert rendered.gate.exit_code == 0 and not rendered.gate.warnings
     assert ":white_check_mark:" in markdown(rendered)
+
+
+HOSTILE_PHASE = "<img src=x onerror=alert(1)> | forged | [x](http://evil.example) `"
+
+
+def test_markdown_escapes_what_the_results_files_say(tmp_path: Path) -> None:
+    """A phase name, a path and the gate's lines come from results files: no HTML, link, code span or forged cell."""
+    folder = tmp_path / "[x](http:" / "evil.example)`"
+    a = load_side(write_results(folder / "a" / "results.jsonl", [Window(HOSTILE_PHASE, 200, seed=1)]), "baseline")
+    b = load_side(
+        write_results(tmp_path / "b" / "results.jsonl", [Window(HOSTILE_PHASE, 200, latency=0.004, seed=2)]), "new"
+    )
+    assert isinstance(a, RunSide) and isinstance(b, RunSide)
+    md = markdown(run_rendered(a, b, "p50>+20%"))
+    assert HOSTILE_PHASE in console(run_rendered(a, b, "p50>+20%"))  # the console shows it as written
+    assert "<img" not in md and "http://" not in md
+    assert not re.search(r"(?<!\\)[`\[\]]", md)  # every backtick and bracket escaped: no code span, no link
+    for line in md.splitlines():
+        if line.startswith("|"):  # every row has the header's 6 columns: its only bare pipes are separators
+            assert line.replace("\\|", "").count("|") == 7, line
+    assert "- **regression**: p50 of '&lt;img src=x onerror=alert(1)> \\| forged \\| \\[x\\](http\\://" in md

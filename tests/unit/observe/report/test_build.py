@@ -431,3 +431,16 @@ def test_csv_neutralizes_formulas_and_keeps_its_columns(tmp_path: Path) -> None:
     assert windows[0]["verdict"] == "partial"  # a verdict outside the vocabulary is never echoed: read as partial
     throttles = list(csv.DictReader(io.StringIO(files["throttles.csv"])))
     assert {r["code"] for r in throttles} == {"'@SUM(1)", "'-1+2"}
+
+
+def test_summary_list_items_cannot_become_headings_or_links(tmp_path: Path) -> None:
+    """An SLO failure is a list item in summary.md: a results file's text there starts no heading, quote or link."""
+    records = _records(COMPLETE)
+    for r in records:
+        if r["type"] == "window":
+            r["slo_failures"] = ["# forged heading", "> quote http://evil.example"]
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    text = markdown.render(build.load_report(path))
+    assert "- \\# forged heading" in text and "- \\> quote http\\://evil.example" in text
+    assert "\n- #" not in text and "\n- >" not in text and "http://" not in text
