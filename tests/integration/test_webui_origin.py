@@ -13,15 +13,20 @@ covered without a change here. The browser side, the page itself still starting 
 from __future__ import annotations
 
 import http.client
+import http.server
 import json
 import os
+import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.integration.test_report_browser import browser  # noqa: F401 - the Chromium fixture
 from tests.support.origin_fuzz import PARAMETER, SAFE, UNSAFE, Route, generate
 from tests.support.scenarios import put_scenario
 from tests.support.webui import LOCUSTFILE, WebLocust, web_locust
@@ -186,3 +191,74 @@ def test_fuzz_foreign_pages_against_every_route(ui: UI) -> None:
     assert not wrong, "\n".join(wrong[:20])
     _assert_nothing_happened(ui)
     assert ui.request("GET", "/logs", {"Origin": f"http://{ui.own}"})[0] == 200
+
+
+ATTACK_PAGE = """<!DOCTYPE html><html><body>
+<form id="f" method="POST" action="UI/swarm" target="sink">
+  <input name="user_count" value="3"><input name="spawn_rate" value="3"><input name="host" value="http://127.0.0.1:9">
+</form>
+<iframe id="sink" name="sink"></iframe>
+<script>
+window.results = {};
+async function attempt(name, url, init) {
+  try { const r = await fetch(url, init); window.results[name] = "read " + r.status; }
+  catch (e) { window.results[name] = "blocked"; }
+}
+(async () => {
+  await attempt("logs", "UI/logs", {});
+  await attempt("state", "UI/dynamodb/state.json", {});
+  await attempt("reset", "UI/stats/reset", {method: "POST", headers: {"Content-Type": "application/json"}, body: "{}"});
+  await fetch("UI/stop", {method: "POST", mode: "no-cors"}).catch(() => {});
+  document.getElementById("sink").addEventListener("load", () => { window.results.submitted = true; });
+  document.getElementById("f").submit();
+})();
+</script></body></html>"""
+
+
+@contextmanager
+def _attack_site(ui_url: str) -> Iterator[str]:
+    """Another origin (127.0.0.1, another port) serving a page that tries to drive and read the UI."""
+    page = ATTACK_PAGE.replace("UI/", ui_url + "/").encode()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+
+        def log_message(self, *_args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/attack.html"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_page_of_another_origin_in_a_real_browser_can_neither_start_a_run_nor_read(
+    browser: Any,  # noqa: F811
+    ui: UI,
+) -> None:
+    """The attack of issue 41 in Chromium: a form POST to /swarm, fetches of /logs and the DynamoDB state, a JSON
+    POST (preflighted) and a no-cors POST to /stop from http://127.0.0.1:<another port>."""
+    page = browser.new_page()
+    try:
+        with _attack_site(ui.web.url) as attack:
+            page.goto(attack)
+            try:
+                page.wait_for_function("() => window.results.submitted === true", timeout=15_000)
+            finally:
+                results = page.evaluate("() => window.results")
+                print(results)
+    finally:
+        page.close()
+    assert results["logs"] == "blocked" and results["state"] == "blocked", results
+    assert results["reset"] == "blocked", results
+    _assert_nothing_happened(ui)
+    assert "refused POST /swarm" in ui.web.output()
