@@ -327,18 +327,26 @@ def _run_id(raw: str) -> str:
 
 def _web_origin(raw: str) -> str:
     """An origin as a browser sends it, `scheme://host[:port]` lower-cased, or "" for none."""
-    expected = "expected an origin such as https://locust.example.com (http or https, a host, no path)"
+    if not raw:
+        return ""
     try:
         parts = urlsplit(raw.strip())
         parts.port  # noqa: B018 - raises ValueError on a port that is not a number from 0 to 65535
     except ValueError:
-        raise ConfigurationError(f"--web-origin: {expected}, found {raw!r}") from None
-    if not raw:
-        return ""
-    if parts.scheme not in ("http", "https") or not parts.hostname or parts.username is not None:
-        raise ConfigurationError(f"--web-origin: {expected}, found {raw!r}")
-    if parts.path not in ("", "/") or parts.query or parts.fragment:
-        raise ConfigurationError(f"--web-origin: {expected}, found {raw!r}")
+        parts = None
+    if (
+        parts is None
+        or parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or parts.username is not None
+        or parts.path not in ("", "/")
+        or parts.query
+        or parts.fragment
+    ):
+        raise ConfigurationError(
+            f"--web-origin: expected an origin such as https://locust.example.com (http or https, a host, no path), "
+            f"found {raw!r}"
+        )
     return f"{parts.scheme}://{parts.netloc}".lower()
 
 

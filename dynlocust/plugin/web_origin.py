@@ -81,7 +81,7 @@ class OriginRule:
     def refusal(self, method: str, host: str | None, origin: str | None, referer: str | None) -> str | None:
         """Why a request with these headers is refused, or None when it is taken."""
         configured = _netloc(self.web_origin) if self.web_origin else None
-        if host is not None and self.host_refused(host, configured):
+        if host is not None and self._host_refused(host, configured):
             return f"Host {host!r} is not a name this UI is served under (DNS rebinding?)"
         own = {n for n in (host.lower() if host else None, configured) if n}
         if origin is not None:
@@ -90,7 +90,7 @@ class OriginRule:
             return None
         return None if _netloc(referer) in own else f"Referer {referer!r} is not this UI's own page"
 
-    def host_refused(self, host: str, configured: str | None) -> bool:
+    def _host_refused(self, host: str, configured: str | None) -> bool:
         name = _host_name(host)
         if name is None:
             return True
