@@ -12,8 +12,8 @@ In firing order:
   and endpoint validated, the role created (`roles.create`: standalone, master or worker) with a `quitting`
   listener that hears shutdown before Locust's runner (`safety.hear_shutdown`), metrics wired by role; for a
   scenario: Locust's misleading run-time hint dropped, the DynamoDB tab when there is a web UI, credentials
-  redacted from logs, interrupts (Ctrl-C and SIGTERM) routed, the scenario prepared and the role's fleet messages
-  registered;
+  redacted from logs, interrupts (Ctrl-C and SIGTERM) routed, the role's fleet messages registered (before the
+  scenario is prepared: workers say hello while a master starts its endpoint) and the scenario prepared;
 - `test_start`: a fresh run set up and handed out (`setup.begin`);
 - `test_stopping`: the role's stopping (a standalone web UI run closes its windows while Locust still says running);
 - `test_stop`: the role's stop (the run ended, its tables deleted and, in the web UI, its report written; a worker
@@ -109,8 +109,9 @@ def _prepare(environment: Environment, **_kwargs: Any) -> None:
     redact.install()
     safety.route_interrupts()
     with safety.interrupts_held():  # a Ctrl-C here reaches Locust's main loop, which shuts down through `quitting`
-        setup.prepare(environment)
+        # the messages first: a master's `prepare` waits for its embedded endpoint, and workers say hello meanwhile
         role_for(environment).register()
+        setup.prepare(environment)
 
 
 def _begin(environment: Environment, **_kwargs: Any) -> None:

@@ -210,3 +210,18 @@ def test_a_sigterm_before_locust_starts_exits_4_with_its_line(tmp_path: Path) ->
     assert "Traceback" not in out, out[-3000:]
     assert "dynlocust: stopped by SIGTERM before the run began; no table was created" in out
     assert out.splitlines()[-1] == "exit code 4: aborted: stopped by a ceiling or a signal before the plan's end"
+
+
+@pytest.mark.slow
+def test_processes_2_logs_no_unknown_message(tmp_path: Path) -> None:
+    # the master starts its embedded endpoint in `init` while the forked workers connect and say hello
+    job = Job(tmp_path, PHASED, ("--processes", "2"))
+    try:
+        code = job.proc.wait(120)
+        out = job.output()
+    finally:
+        job.close()
+    assert code == 0, out[-3000:]
+    assert "workers connected" in out and "starting the embedded local endpoint" in out, out[-3000:]
+    assert "Unknown message type" not in out, out[-3000:]
+    assert "Traceback" not in out, out[-3000:]
