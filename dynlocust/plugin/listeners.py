@@ -127,5 +127,6 @@ def _stop(environment: Environment, **_kwargs: Any) -> None:
 
 
 def _quitting(environment: Environment, **_kwargs: Any) -> None:
-    # Locust can fire `quitting` twice (a signal's shutdown, then the main loop's): the second waits for the first
-    safety.quit_once(environment, lambda: teardown.quit(environment))
+    safety.quit_once(
+        environment, lambda: teardown.quit(environment), signal_aborts=not setup.keeps_running(environment)
+    )
