@@ -270,9 +270,7 @@ def test_sigterm_at_every_phase_exits_4_once_without_a_traceback_and_tears_down(
         if phase == "the run's end":
             job.reach_end_record()
         else:
-            job.reach(
-                {"set-up": "seeding 2000 items into", "running": "window 1/", "teardown": "deleting tables"}[phase]
-            )
+            job.reach(PHASES[phase])
         for _ in range(signals):  # a second one in quick succession, as a supervisor's or a user's repeat
             job.proc.send_signal(signal.SIGTERM)
             time.sleep(0.05)
