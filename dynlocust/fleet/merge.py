@@ -114,7 +114,11 @@ class FleetMerge:
         return FleetOutput(self.results, self.out, self.records)
 
     def start(self, **run_fields: Any) -> None:
-        self.output.run_started(self.scenario, self.plan, self.worker_count, **run_fields)
+        """Write the run record; one that cannot be written (a full disk) finishes the run failed at once."""
+        try:
+            self.output.run_started(self.scenario, self.plan, self.worker_count, **run_fields)
+        except ResultsError as exc:
+            self._results_failed(exc)
 
     # -- inputs ------------------------------------------------------------------------------------------------
 

@@ -13,8 +13,8 @@ In firing order:
   listener that hears shutdown before Locust's runner (`safety.hear_shutdown`), metrics wired by role, the web UI's
   origin guard (`web_origin`: no other origin's page drives or reads it); for a
   scenario: Locust's misleading run-time hint dropped, the DynamoDB tab when there is a web UI, credentials
-  redacted from logs, interrupts (Ctrl-C and SIGTERM) routed, the scenario prepared and the role's fleet messages
-  registered;
+  redacted from logs, interrupts (Ctrl-C and SIGTERM) routed, the role's fleet messages registered (before the
+  scenario is prepared: workers say hello while a master starts its endpoint) and the scenario prepared;
 - `test_start`: a fresh run set up and handed out (`setup.begin`);
 - `test_stopping`: the role's stopping (a standalone web UI run closes its windows while Locust still says running);
 - `test_stop`: the role's stop (the run ended, its tables deleted and, in the web UI, its report written; a worker
@@ -127,8 +127,9 @@ def _prepare(environment: Environment, **_kwargs: Any) -> None:
     redact.install()
     safety.route_interrupts()
     with safety.interrupts_held():  # a Ctrl-C here reaches Locust's main loop, which shuts down through `quitting`
-        setup.prepare(environment)
+        # the messages first: a master's `prepare` waits for its embedded endpoint, and workers say hello meanwhile
         role_for(environment).register()
+        setup.prepare(environment)
 
 
 def _begin(environment: Environment, **_kwargs: Any) -> None:
@@ -144,5 +145,6 @@ def _stop(environment: Environment, **_kwargs: Any) -> None:
 
 
 def _quitting(environment: Environment, **_kwargs: Any) -> None:
-    # Locust can fire `quitting` twice (a signal's shutdown, then the main loop's): the second waits for the first
-    safety.quit_once(environment, lambda: teardown.quit(environment))
+    safety.quit_once(
+        environment, lambda: teardown.quit(environment), signal_aborts=not setup.keeps_running(environment)
+    )

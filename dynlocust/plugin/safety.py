@@ -14,9 +14,10 @@ A worker whose master was SIGKILLed hears nothing more; Locust's own check waits
 run and the worker once the master's heartbeats have been missing for `--master-timeout` seconds; the windows it
 closed are already on disk in its own spool (`spool_windows`).
 
-Signals: `route_interrupts` makes Ctrl-C reach the main greenlet only (never kill the window closer or a set-up
-greenlet in passing); `quit_once` and `shielded` run shutdown and teardown so that a second Ctrl-C, a SIGTERM or
-Locust firing `quitting` twice cannot cut them short: tables must not be leaked.
+Signals: `route_interrupts` makes Ctrl-C and SIGTERM reach the main greenlet only (never kill the window closer or
+a set-up greenlet in passing), and `hear_shutdown` passes on a SIGTERM that Locust's own handler heard, so that
+the process shuts down once, from its main greenlet; `quit_once` and `shielded` run shutdown and teardown so that
+a second Ctrl-C or SIGTERM cannot cut them short: tables must not be leaked.
 
 Knobs (options, seconds): --stall-seconds, --run-margin-seconds, --master-timeout (see dynlocust/plugin/settings.py).
 """
@@ -41,6 +42,7 @@ from locust.env import Environment
 from locust.runners import WorkerRunner
 
 import gevent
+import gevent.event
 import greenlet as greenlet_module
 
 from dynlocust.errors import DynlocustError
@@ -369,7 +371,7 @@ class _Interrupts:
     """Inside `interrupts_held()`: a Ctrl-C is kept for later, not thrown."""
     pending: bool = False
     draining: bool = False
-    """Shutdown has begun (`quit_once`): a further Ctrl-C has nothing left to stop and is only acknowledged."""
+    """Shutdown has begun (`hear_shutdown`): a further Ctrl-C has nothing left to stop and is only acknowledged."""
     thrown: bool = False
     """An interrupt is on its way to the main greenlet: the process is shutting down, a run must not start."""
     during_shutdown: bool = False
@@ -379,17 +381,32 @@ class _Interrupts:
 _INTERRUPTS = _Interrupts()
 
 
+_PARKED: list[Any] = []
+"""Greenlets of Locust's own SIGTERM handler, each waiting for ever once it has passed its signal on."""
+
+
 def _throw_to_main() -> None:
     _INTERRUPTS.thrown = True
     hub = gevent.get_hub()
-    hub.loop.run_callback(hub.parent.throw, KeyboardInterrupt())
+    hub.loop.run_callback(_throw, hub.parent)
+
+
+def _throw(main: Any) -> None:
+    if _INTERRUPTS.draining:  # shutdown began after the signal came: thrown now, it would cut shutdown short
+        _note_during_shutdown()
+    else:
+        main.throw(KeyboardInterrupt())
+
+
+def _note_during_shutdown() -> None:
+    _INTERRUPTS.during_shutdown = True
+    # thrown now, it would cut Locust's exit short (the process would die by the signal, not exit with its code)
+    sys.stderr.write("dynlocust: shutdown in progress, not interrupting it (deleting this run's tables)\n")
 
 
 def _interrupt() -> None:
     if _INTERRUPTS.draining:
-        _INTERRUPTS.during_shutdown = True
-        # thrown now, it would cut Locust's exit short (the process would die by the signal, not exit with its code)
-        sys.stderr.write("dynlocust: shutdown in progress, not interrupting it (deleting this run's tables)\n")
+        _note_during_shutdown()
     elif _INTERRUPTS.held:
         _INTERRUPTS.pending = True
     else:
@@ -407,8 +424,9 @@ def route_interrupts() -> None:
     if _INTERRUPTS.routed or threading.current_thread() is not threading.main_thread():
         return
     gevent.signal_handler(signal.SIGINT, _interrupt)
-    # SIGTERM the same way until Locust installs its own handler (after `init` and the run's start), which then
-    # replaces this one: before, a SIGTERM killed the process (143) in the middle of set-up, leaving its tables
+    # SIGTERM the same way until Locust installs its own handler (after `init`), which then replaces this one
+    # (before, a SIGTERM killed the process (143) in the middle of set-up, leaving its tables); from then on
+    # `hear_shutdown` passes each SIGTERM Locust hears on to `_interrupt`
     signal.signal(signal.SIGTERM, lambda _signum, _frame: _interrupt())
     _INTERRUPTS.routed = True
 
@@ -460,13 +478,18 @@ def _wait_shielded(job: gevent.Greenlet, limit: float, what: str) -> Any:
     return job.value
 
 
-def quit_once(environment: Environment, work: Callable[[], None], *, limit: float = 600.0) -> None:
-    """Run an environment's shutdown work once, shielded; a second caller (Locust fires `quitting` again when its
-    main loop ends while a signal's shutdown is still under way) waits for the first instead of exiting under it.
+def quit_once(
+    environment: Environment, work: Callable[[], None], *, limit: float = 600.0, signal_aborts: bool = True
+) -> None:
+    """Run an environment's shutdown work once, shielded; a second caller waits for the first instead of exiting
+    under it.
 
     From here on a Ctrl-C or SIGTERM is acknowledged, not thrown, and once the work is done it is only noted: the
     process exits aborted (4), with its exit code line, never by the signal (Python restores the default handler,
-    which kills, while it exits; `settle_signals` ignores them once that line is out)."""
+    which kills, while it exits; `settle_signals` ignores them once that line is out). So does a process that
+    `signal_aborts` (one run, headless) shut down by a signal that came before: its run may have passed just before
+    the signal, and the process still did not end by itself. A web UI quit by Ctrl-C when no run is in progress
+    exits with the worst of its runs."""
     _INTERRUPTS.draining = True
     own_signals = _INTERRUPTS.routed and threading.current_thread() is threading.main_thread()
     if own_signals:  # SIGTERM too: Locust's own handler would start a second shutdown that exits under this one
@@ -480,7 +503,7 @@ def quit_once(environment: Environment, work: Callable[[], None], *, limit: floa
     if own_signals:  # Locust prints its tables, then the epilogue its own and the report: a signal now is noted
         for signum in (signal.SIGINT, signal.SIGTERM):
             signal.signal(signum, _noted)
-    if _INTERRUPTS.during_shutdown:
+    if _INTERRUPTS.during_shutdown or (_INTERRUPTS.thrown and signal_aborts):
         environment.process_exit_code = worst([environment.process_exit_code or ExitCode.PASSED, ExitCode.ABORTED])
 
 
@@ -494,16 +517,32 @@ def interrupted_during_shutdown() -> bool:
 
 
 def settle_signals() -> None:
-    """Ignore Ctrl-C and SIGTERM from now on: the exit code's line is printed, and the process exits with it."""
+    """Ignore Ctrl-C and SIGTERM from now on: the exit code's line is printed, and the process exits with it.
+
+    Blocked as well as ignored: a gevent watcher of the signal, once closed, resets it to the default, which
+    kills (measured: `cancel()` of a SIGTERM watcher undid SIG_IGN)."""
     if _INTERRUPTS.routed and threading.current_thread() is threading.main_thread():
         for signum in (signal.SIGINT, signal.SIGTERM):
             signal.signal(signum, signal.SIG_IGN)
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
 
 
 def hear_shutdown(environment: Environment, **_kwargs: Any) -> None:
     """A `quitting` listener added once Locust's runner exists, so that it hears first (Locust fires `quitting`
     in reverse): a master's runner quits its workers in its own listener, and set-up running meanwhile would
-    otherwise start a run without them (exit 5, a lost worker, instead of 4)."""
+    otherwise start a run without them (exit 5, a lost worker, instead of 4). From here on a signal is only
+    acknowledged.
+
+    Locust's own SIGTERM handler shuts down in a greenlet of its own while the main greenlet goes on, which then
+    shuts down a second time when its run ends: two "Shutting down" lines, and the first one's `sys.exit` thrown
+    into the main greenlet as it exits (a `SystemExit` traceback, and a passed run's 0 after a SIGTERM). Heard here,
+    that SIGTERM is routed as a Ctrl-C is (`_interrupt`), and its greenlet goes no further: it waits for ever (it
+    cannot end: the end of a signal handler's greenlet, by any exception, is thrown into the main greenlet)."""
+    if _INTERRUPTS.routed and greenlet_module.getcurrent() is not gevent.get_hub().parent:
+        _interrupt()
+        _PARKED.append(greenlet_module.getcurrent())
+        gevent.event.Event().wait()
+    _INTERRUPTS.draining = True
     context.state_for(environment).shutdown_heard = True
 
 

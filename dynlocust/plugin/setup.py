@@ -239,6 +239,8 @@ def begin(environment: Environment) -> None:
         workers=list(run.workers),
         table_state=poller.before if poller is not None else None,
     )
+    if run.report.finished:
+        raise gevent.GreenletExit  # its run record could not be written: it failed, it quits, no user spawns
     role.play(run, t0)
     if poller is not None:
         poller.start([w.end for w in run.report.plan.windows], run.report.table_state_polled)

@@ -112,7 +112,8 @@ def _setup_interrupted(environment: Environment, run: RunContext) -> bool:
 
 
 def _record_setup_abort(environment: Environment, state: EnvironmentState, run: RunContext) -> int:
-    """Exit code 4, and a results file whose end record says at which stage of set-up the run was interrupted."""
+    """Exit code 4 (1 if the results could not be written), and a results file whose end record says at which stage
+    of set-up the run was interrupted."""
     reason = f"interrupted during set-up ({run.stage})"
     assert run.results_path is not None and state.scenario is not None
     try:
@@ -127,4 +128,4 @@ def _record_setup_abort(environment: Environment, state: EnvironmentState, run: 
     report.start(run_id=run.run_id, tables=tables, seconds_to_active={}, workers=list(run.workers))
     report.abort(reason)
     writer.close()
-    return ExitCode.ABORTED
+    return report.exit_code if report.exit_code is not None else ExitCode.ABORTED  # 1 if the disk was full

@@ -19,7 +19,11 @@ from pathlib import Path
 
 import pytest
 
+from dynlocust.exit_codes import ExitCode, exit_line
+from dynlocust.local.embedded import LocalEndpoint
+from dynlocust.request.transport.boto3 import make_client
 from dynlocust.run.results import read_results
+from tests.support.processes import ServerProcess
 from tests.support.runs import ROOT
 from tests.support.scenarios import put_scenario, scenario_yaml, write_scenario
 
@@ -76,12 +80,12 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
-def _until(what: str, check: Callable[[], bool], seconds: float = 60) -> None:
+def _until(what: str, check: Callable[[], bool], seconds: float = 60, every: float = 0.1) -> None:
     deadline = time.monotonic() + seconds
     while not check():
         if time.monotonic() > deadline:
             raise AssertionError(f"{what}: not within {seconds} s")
-        time.sleep(0.1)
+        time.sleep(every)
 
 
 class Job:
@@ -111,8 +115,13 @@ class Job:
 
     def reach(self, line: str) -> None:
         """Wait until the run has printed `line` (the run must still be going)."""
-        _until(f"the line {line!r}", lambda: line in self.output() or self.proc.poll() is not None)
+        _until(f"the line {line!r}", lambda: line in self.output() or self.proc.poll() is not None, every=0.02)
         assert line in self.output(), f"exit {self.proc.returncode} before {line!r}: {self.output()[-3000:]}"
+
+    def reach_end_record(self) -> None:
+        """Wait until the run has written its end record: its plan is over, and its process ends by itself."""
+        _until("the end record", lambda: self.results.exists() and any(
+            r["type"] == "end" for r in read_results(self.results)), every=0.02)  # fmt: skip
 
     def close(self) -> None:
         if self.proc.poll() is None:
@@ -210,3 +219,69 @@ def test_a_sigterm_before_locust_starts_exits_4_with_its_line(tmp_path: Path) ->
     assert "Traceback" not in out, out[-3000:]
     assert "dynlocust: stopped by SIGTERM before the run began; no table was created" in out
     assert out.splitlines()[-1] == "exit code 4: aborted: stopped by a ceiling or a signal before the plan's end"
+
+
+@pytest.mark.slow
+def test_processes_2_logs_no_unknown_message(tmp_path: Path) -> None:
+    # the master starts its embedded endpoint in `init` while the forked workers connect and say hello
+    job = Job(tmp_path, PHASED, ("--processes", "2"))
+    try:
+        code = job.proc.wait(120)
+        out = job.output()
+    finally:
+        job.close()
+    assert code == 0, out[-3000:]
+    assert "workers connected" in out and "starting the embedded local endpoint" in out, out[-3000:]
+    assert "Unknown message type" not in out, out[-3000:]
+    assert "Traceback" not in out, out[-3000:]
+
+
+SIGNAL_PHASES = ("set-up", "running", "the run's end", "teardown")
+"""Where a SIGTERM lands: seeding; a window; between the end record and shutdown (a master's runner waits 0.5 s
+for its workers' last reports there, and Locust's own SIGTERM handler was in charge); deleting the tables, each
+DeleteTable held 0.8 s by a proxy."""
+
+
+@pytest.fixture
+def held_teardown() -> Iterator[tuple[str, LocalEndpoint]]:
+    """An endpoint outside the run (its tables can be listed after it), behind a proxy that holds each DeleteTable
+    0.8 s (under the scenario's 1 s deadline): the run's teardown lasts long enough to be signalled."""
+    endpoint = LocalEndpoint().start()
+    proxy = ServerProcess(
+        "tests.support.delayproxy", "--upstream", endpoint.url, "--operation", "DeleteTable", "--delay", "0.8",
+        "--lifetime", "120",
+    )  # fmt: skip
+    try:
+        yield proxy.url, endpoint
+    finally:
+        proxy.stop()
+        endpoint.stop()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signals", [1, 2], ids=["once", "twice"])
+@pytest.mark.parametrize("phase", SIGNAL_PHASES)
+def test_sigterm_at_every_phase_exits_4_once_without_a_traceback_and_tears_down(
+    tmp_path: Path, held_teardown: tuple[str, LocalEndpoint], phase: str, signals: int
+) -> None:
+    url, endpoint = held_teardown
+    job = Job(tmp_path, PHASED, ("--host", url, "--processes", "1"))
+    try:
+        if phase == "the run's end":
+            job.reach_end_record()
+        else:
+            job.reach(PHASES[phase])
+        for _ in range(signals):  # a second one in quick succession, as a supervisor's or a user's repeat
+            job.proc.send_signal(signal.SIGTERM)
+            time.sleep(0.05)
+        code = job.proc.wait(60)
+        out = job.output()
+    finally:
+        job.close()
+    assert code == ExitCode.ABORTED, out[-3000:]
+    assert "Traceback" not in out, out[-3000:]
+    said = [line for line in out.splitlines() if line.startswith("exit code ")]
+    assert said == [exit_line(ExitCode.ABORTED)], out[-3000:]
+    assert "deleted tables a-job, b-job" in out, out[-3000:]
+    client = make_client(endpoint.url, region="us-east-1", connect_timeout=2, read_timeout=5, pool_size=2)
+    assert client.list_tables()["TableNames"] == []

@@ -20,13 +20,14 @@ import sys
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import gevent
 import pytest
 
-from dynlocust.exit_codes import ExitCode
+from dynlocust.exit_codes import ExitCode, exit_line
 from dynlocust.local.embedded import LocalEndpoint
 from dynlocust.request.transport.boto3 import make_client
 from dynlocust.run.results import read_results
@@ -151,9 +152,9 @@ def test_an_endpoint_killed_mid_run_fails_the_run_naming_the_error(tmp_path: Pat
     assert "Traceback" not in err
 
 
-@pytest.fixture
-def full_disk(tmp_path: Path) -> Iterator[Path]:
-    """A real 200 KB tmpfs (root only), filled to 24 KB short: a results directory that fills up mid-run."""
+@contextmanager
+def filled_tmpfs(tmp_path: Path, left: int) -> Iterator[Path]:
+    """A real 200 KB tmpfs (root only) filled to `left` bytes short of full."""
     mount = tmp_path / "full"
     mount.mkdir()
     made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=200k", "tmpfs", str(mount)], capture_output=True)
@@ -161,10 +162,17 @@ def full_disk(tmp_path: Path) -> Iterator[Path]:
         pytest.skip(f"cannot mount a tmpfs here: {made.stderr.decode(errors='replace').strip()}")
     try:
         free = os.statvfs(mount).f_bavail * os.statvfs(mount).f_frsize
-        (mount / "filler").write_bytes(b"x" * (free - 24 * 1024))  # room for the run record and a few windows
+        (mount / "filler").write_bytes(b"x" * (free - left))
         yield mount
     finally:
         subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path) -> Iterator[Path]:
+    """A results directory that fills up mid-run: room for the run record and a few windows."""
+    with filled_tmpfs(tmp_path, 24 * 1024) as mount:
+        yield mount
 
 
 def test_a_full_results_disk_stops_the_run_failed_with_only_complete_lines(full_disk: Path) -> None:
@@ -193,6 +201,37 @@ def test_a_full_results_disk_stops_the_run_failed_with_only_complete_lines(full_
     assert not (full_disk / "full" / "report" / "report.html").exists() or (
         b"</html>" in (full_disk / "full" / "report" / "report.html").read_bytes()
     )
+
+
+def test_a_results_disk_with_no_space_stops_the_run_at_its_first_record(
+    instant_create: LocalEndpoint, tmp_path: Path
+) -> None:
+    client = raw_client(instant_create.url)
+    add_foreign_table(client)
+    text = scenario_yaml(
+        "nospace",
+        "steps: [" + ", ".join(["{rate: 20, window: 1s}"] * 20) + "]",
+        transport=None,
+        tables="[{name: t, partition_key: {name: pk, type: S}}]",
+        item_size=100,
+        concurrency=5,
+        deadline="1s",
+    )
+    scenario = write_scenario(tmp_path, text, "nospace.yaml")
+    with filled_tmpfs(tmp_path, 0) as nospace:
+        # before the fix the run hung with its users spawned and nothing sent: bounded here, not by the watchdog
+        result = run_dynlocust(scenario, nospace, "--host", instant_create.url, run_id="nospace", timeout=60)
+        results = nospace / "nospace" / "results.jsonl"
+        assert results.read_bytes() == b""  # the run record could not be written, and nothing half-written is left
+    assert result.returncode == ExitCode.FAILED, result.stderr[-3000:]
+    said = (result.stdout + result.stderr).splitlines()
+    error = f"results not written: results file {results}: expected to write a run record of"
+    assert any(line.startswith(error) and "No space left on device" in line for line in said), said[-40:]
+    assert [line for line in said if line.startswith("exit code ")] == [exit_line(ExitCode.FAILED)], said[-40:]
+    assert "Traceback" not in result.stderr and "Uncaught exception" not in result.stderr, result.stderr[-3000:]
+    assert "All users spawned" not in result.stderr, result.stderr[-3000:]  # no user spawned for a run that failed
+    assert "deleted tables t-nospace" in result.stderr, result.stderr[-3000:]
+    assert_only_foreign_left(client)
 
 
 # -- SIGINT: no table left behind, no foreign table touched ---------------------------------------------------

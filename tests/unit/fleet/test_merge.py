@@ -195,6 +195,20 @@ def test_a_results_line_that_cannot_be_written_stops_the_run_failed(tmp_path: Pa
     assert "results not written" in report.out.getvalue()  # type: ignore[attr-defined]
 
 
+def test_a_run_record_that_cannot_be_written_finishes_the_run_failed_at_once(tmp_path: Path) -> None:
+    scenario = load_scenario_text(SCENARIO.replace("SLOS", ""), "unit.yaml")
+    writer = ResultsWriter(tmp_path / "r.jsonl")
+    writer.close()  # refuses every record, the first one included
+    ended: list[int] = []
+    report = FleetMerge(
+        scenario, build_plan(scenario, t0=1000.0), writer, 1, out=io.StringIO(), on_finished=ended.append
+    )
+    report.start(run_id="unit")
+    assert report.finished and ended == [ExitCode.FAILED]
+    assert report.write_error is not None and str(tmp_path / "r.jsonl") in report.write_error
+    assert "results not written" in report.out.getvalue()  # type: ignore[attr-defined]
+
+
 def test_a_worker_that_stopped_early_does_not_hold_the_fleet(tmp_path: Path) -> None:
     report = make_report(tmp_path, 2)
     report.add_window(0, worker_window(report, 0, 0, {"ok": 10}))
