@@ -132,6 +132,8 @@ def plan_write(
         old_item = old.item()  # only an index needs the old item's attributes
     for group in (t.gsis, t.lsis):
         for idx in group.values():
+            if idx.backfilling and not idx.current(hk, sk):
+                continue
             oe = idx.entry(old_item, t.key) if old_item else None
             ne = idx.entry(new, t.key, update) if new else None
             if oe is None and ne is None:

@@ -50,6 +50,9 @@ MAX_STATS_TABLES = 1000
 OTHER_TABLES = "(other)"
 #: Bytes one read of a keep-alive connection takes at most: a request head and a typical body in one call.
 RECV_BYTES = 65536
+#: Pause between two slices of background work (dynlocust's choice): with backfill.SLICE_SECONDS, work in the
+#: background takes at most about two thirds of the CPU while clients wait.
+BACKGROUND_PAUSE = 0.001
 FD_RESERVE = 64  # descriptors kept free for the process itself (logs, the listening socket, files)
 _REASONS = {
     200: "OK",
@@ -215,6 +218,7 @@ class LocalServer:
         self._rid = 0
         self._server: Any = None
         self._trimmer: Any = None
+        self._background: set[Any] = set()  # greenlets of background work (index backfills)
         self._inbox = memoryview(bytearray(RECV_BYTES))
 
     # ---------------------------------------------------------------- protocol
@@ -489,10 +493,25 @@ class LocalServer:
         self._server = StreamServer((h, p), self.handle_connection, backlog=1024)
         self._server.start()
         self._trimmer = gevent.spawn(keep_heap_trimmed)  # fragmentation must not grow the RSS (see heap.py)
+        self.backend.state.background = self._in_background
         bound = self._server.address
         return bound[0], bound[1]
 
+    def _in_background(self, step: Callable[[], bool]) -> None:
+        """Run step() until it answers True, pausing BACKGROUND_PAUSE between calls so that requests are served."""
+        import gevent
+
+        def run() -> None:
+            while not step():
+                gevent.sleep(BACKGROUND_PAUSE)  # a timer, not sleep(0): the hub polls the sockets meanwhile
+
+        self._background.add(gevent.spawn(run))
+        self._background = {g for g in self._background if not g.dead}
+
     def stop(self) -> None:
+        for g in self._background:
+            g.kill(block=False)
+        self._background = set()
         if self._trimmer is not None:
             self._trimmer.kill(block=False)
             self._trimmer = None
