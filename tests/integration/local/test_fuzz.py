@@ -25,7 +25,7 @@ import pytest
 
 from dynlocust.local.api import OPERATIONS
 from dynlocust.local.embedded import LocalEndpoint
-from tests.support.fuzz import Generator, fixture_requests, service_model
+from tests.support.fuzz import Generator, GrammarGenerator, fixture_requests, reads_of_grown_items, service_model
 
 TARGET = "DynamoDB_20120810."
 BATCH = 250
@@ -33,6 +33,10 @@ MAX_CPU_SECONDS = 0.1
 REQUESTS = int(os.environ.get("DYNLOCUST_FUZZ_REQUESTS", "3000"))
 SECONDS = float(os.environ.get("DYNLOCUST_FUZZ_SECONDS", "30"))
 FIRST_SEED = int(os.environ.get("DYNLOCUST_FUZZ_SEED", "0"))
+# issue 41: the grammar's stream (PartiQL statements and growing updates) has its own budget, in the same variables
+# with a GRAMMAR_ prefix (DYNLOCUST_FUZZ_GRAMMAR_REQUESTS, DYNLOCUST_FUZZ_GRAMMAR_SECONDS)
+GRAMMAR_REQUESTS = int(os.environ.get("DYNLOCUST_FUZZ_GRAMMAR_REQUESTS", "1500"))
+GRAMMAR_SECONDS = float(os.environ.get("DYNLOCUST_FUZZ_GRAMMAR_SECONDS", "20"))
 # seeds that once found a defect, and what it was (against main before issue 29's endpoint fixes; a change to the
 # generator changes what a seed sends, so keep these with the generator that found them); each is replayed alone
 _HALF_DEFINITION = "UpdateTable with an AttributeDefinition lacking AttributeType: HTTP 500, and stored"
@@ -170,6 +174,34 @@ def run_batch(endpoint: LocalEndpoint, seed: int, count: int = BATCH) -> list[st
         client.close()
 
 
+def run_grammar_batch(endpoint: LocalEndpoint, seed: int, count: int = BATCH) -> tuple[list[str], int, int]:
+    """One seed of GrammarGenerator's requests from the fixture state, then every read of the items it grew;
+    returns (what went wrong, requests sent, answers of HTTP 500)."""
+    client = Client(endpoint.port)
+    try:
+        problems = [f"grammar seed {seed}: {p}" for p in reset(client)]
+        if problems:
+            return problems, 0, 0
+        endpoint.reset_stats()
+        gen = GrammarGenerator(seed)
+        sent = errors = 0
+        requests = [gen.request() for _ in range(count)] + reads_of_grown_items()
+        for i, (op, req) in enumerate(requests):
+            status, body = client.call(op, req)
+            sent += 1
+            if status >= 500:
+                errors += 1
+                shown = json.dumps(req)[:600]
+                problems.append(f"grammar seed {seed} request {i}: {op} {shown} -> HTTP {status} {body}")
+        cpu = endpoint.stats()["max_request_cpu_seconds"]
+        if cpu > MAX_CPU_SECONDS:
+            problems.append(f"grammar seed {seed}: a request took {cpu * 1000:.0f} ms of server CPU")
+        problems += [f"grammar seed {seed}: {p}" for p in unreadable(client)]
+        return problems, sent, errors
+    finally:
+        client.close()
+
+
 def test_generated_requests_are_well_typed_for_their_operations() -> None:
     """The generator's requests pass botocore's own parameter validation most of the time (they are the model's)."""
     from botocore.validate import ParamValidator
@@ -199,3 +231,20 @@ def test_fuzz_within_budget(endpoint: LocalEndpoint) -> None:
 def test_regression_seed(endpoint: LocalEndpoint, seed: int, found: str) -> None:
     problems = run_batch(endpoint, seed)
     assert not problems, f"seed {seed} (once found: {found}):\n" + "\n".join(problems[:20])
+
+
+def test_fuzz_partiql_grammar_and_growing_items_within_budget(endpoint: LocalEndpoint) -> None:
+    """Issue 41: PartiQL from its grammar (nesting and sizes past every bound included) and UpdateItems that grow
+    items past 32 levels and 400 KB: no 500, no request over MAX_CPU_SECONDS of server CPU, every grown item
+    still read by every read path. Prints the counts (run with -s to see them)."""
+    deadline = time.monotonic() + GRAMMAR_SECONDS
+    sent = errors = 0
+    seed = FIRST_SEED
+    problems: list[str] = []
+    while sent < GRAMMAR_REQUESTS and time.monotonic() < deadline:
+        found, n, e = run_grammar_batch(endpoint, seed)
+        problems += found
+        sent, errors, seed = sent + n, errors + e, seed + 1
+        assert not problems, "\n".join(problems[:20])
+    print(f"grammar fuzz: {sent} requests, {errors} answered 500, seeds {FIRST_SEED}..{seed - 1}")
+    assert sent >= BATCH
