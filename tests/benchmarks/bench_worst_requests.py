@@ -56,112 +56,67 @@ class Client:
 
 def probes() -> list[tuple[str, str, bytes]]:
     """(name, operation, body) of the costliest requests issue 41's probes found, and their neighbours."""
-
-    def j(req: dict[str, Any]) -> bytes:
-        return json.dumps(req).encode()
-
-    def statement(text: str) -> bytes:
-        return j({"Statement": text})
-
     values = {":v": {"N": "1"}}
-    path60 = ".".join(["a"] + ["x"] * 59)
-    return [
-        ("GetItem of a 1 KB item (baseline)", "GetItem", j({"TableName": "fz_hash", "Key": KEY})),
-        (
-            "PartiQL ( x 1000",
-            "ExecuteStatement",
-            statement("SELECT * FROM fz_hash WHERE " + "(" * 1000 + "pk='k1'" + ")" * 1000),
-        ),
-        (
-            "PartiQL NOT x 1000",
-            "ExecuteStatement",
-            statement("SELECT * FROM fz_hash WHERE " + "NOT " * 1000 + "pk='k1'"),
-        ),
-        (
-            "PartiQL size( x 1000",
-            "ExecuteStatement",
-            statement("SELECT * FROM fz_hash WHERE a = " + "size(" * 1000 + "b" + ")" * 1000),
-        ),
-        (
-            "PartiQL list literal 200 deep",
-            "ExecuteStatement",
-            statement("INSERT INTO fz_hash VALUE {'pk':'q','a':" + "[" * 200 + "]" * 200 + "}"),
-        ),
-        (
-            "PartiQL map literal 1000 deep",
-            "ExecuteStatement",
-            statement("SELECT * FROM fz_hash WHERE pk = 'k1' AND a = " + "{'x':" * 1000 + "1" + "}" * 1000),
-        ),
-        (
-            "PartiQL 8 KB string literal",
-            "ExecuteStatement",
-            statement("SELECT * FROM fz_hash WHERE pk = '" + "s" * 8100 + "'"),
-        ),
-        (
-            "ConditionExpression ( x 1000",
-            "DeleteItem",
-            j(
-                {
-                    "TableName": "fz_hash",
-                    "Key": KEY,
-                    "ConditionExpression": "(" * 1000 + "a = :v" + ")" * 1000,
-                    "ExpressionAttributeValues": values,
-                }
-            ),
-        ),
-        (
-            "ConditionExpression NOT x 1000",
-            "DeleteItem",
-            j(
-                {
-                    "TableName": "fz_hash",
-                    "Key": KEY,
-                    "ConditionExpression": "NOT " * 1000 + "a = :v",
-                    "ExpressionAttributeValues": values,
-                }
-            ),
+    statements = {
+        "PartiQL ( x 1000": "SELECT * FROM fz_hash WHERE " + "(" * 1000 + "pk='k1'" + ")" * 1000,
+        "PartiQL NOT x 1000": "SELECT * FROM fz_hash WHERE " + "NOT " * 1000 + "pk='k1'",
+        "PartiQL size( x 1000": "SELECT * FROM fz_hash WHERE a = " + "size(" * 1000 + "b" + ")" * 1000,
+        "PartiQL list literal 200 deep": "INSERT INTO fz_hash VALUE {'pk':'q','a':" + "[" * 200 + "]" * 200 + "}",
+        "PartiQL map literal 1000 deep": "SELECT * FROM fz_hash WHERE pk = 'k1' AND a = "
+        + "{'x':" * 1000
+        + "1"
+        + "}" * 1000,
+        "PartiQL 8 KB string literal": "SELECT * FROM fz_hash WHERE pk = '" + "s" * 8100 + "'",
+    }
+    conditions = {
+        "ConditionExpression ( x 1000": "(" * 1000 + "a = :v" + ")" * 1000,
+        "ConditionExpression NOT x 1000": "NOT " * 1000 + "a = :v",
+    }
+    item_requests: list[tuple[str, str, dict[str, Any]]] = [
+        ("GetItem of a 1 KB item (baseline)", "GetItem", {"TableName": "fz_hash", "Key": KEY}),
+        *(
+            (
+                name,
+                "DeleteItem",
+                {"TableName": "fz_hash", "Key": KEY, "ConditionExpression": c, "ExpressionAttributeValues": values},
+            )
+            for name, c in conditions.items()
         ),
         (
             "UpdateItem SET a.x...(60 levels)",
             "UpdateItem",
-            j(
-                {
-                    "TableName": "fz_hash",
-                    "Key": KEY,
-                    "UpdateExpression": f"SET {path60} = :v",
-                    "ExpressionAttributeValues": values,
-                }
-            ),
+            {
+                "TableName": "fz_hash",
+                "Key": KEY,
+                "UpdateExpression": "SET a" + ".x" * 59 + " = :v",
+                "ExpressionAttributeValues": values,
+            },
         ),
         (
             "UpdateItem growing past 32 levels",
             "UpdateItem",
-            j(
-                {
-                    "TableName": "fz_hash",
-                    "Key": KEY,
-                    "UpdateExpression": "SET a.x.x.x.x.x.x.x.x.x.x.x.x.x.x.x.x.x.x = :d",
-                    "ExpressionAttributeValues": {":d": nested_map(20)},
-                    "ReturnValues": "ALL_NEW",
-                }
-            ),
+            {
+                "TableName": "fz_hash",
+                "Key": KEY,
+                "UpdateExpression": "SET a" + ".x" * 18 + " = :d",
+                "ExpressionAttributeValues": {":d": nested_map(20)},
+                "ReturnValues": "ALL_NEW",
+            },
         ),
-        (
-            "PutItem item 300 levels deep",
-            "PutItem",
-            j({"TableName": "fz_hash", "Item": {**KEY, "a": {"L": [nested_map(299)]}}}),
-        ),
+        ("PutItem item 300 levels deep", "PutItem", {"TableName": "fz_hash", "Item": {**KEY, "a": nested_map(300)}}),
         (
             "PutItem N 1e9223372036854775808",
             "PutItem",
-            j({"TableName": "fz_hash", "Item": {**KEY, "a": {"N": "1e9223372036854775808"}}}),
-        ),
-        (
-            "JSON body 1000 arrays deep",
-            "GetItem",
-            b'{"TableName":"fz_hash","Key":{"pk":{"S":"k1"}},"x":' + b"[" * 1000 + b"]" * 1000 + b"}",
+            {"TableName": "fz_hash", "Item": {**KEY, "a": {"N": "1e9223372036854775808"}}},
         ),
     ]
+    out = [(name, op, json.dumps(req).encode()) for name, op, req in item_requests]
+    out[1:1] = [
+        (name, "ExecuteStatement", json.dumps({"Statement": text}).encode()) for name, text in statements.items()
+    ]
+    deep_json = b'{"TableName":"fz_hash","Key":{"pk":{"S":"k1"}},"x":' + b"[" * 1000 + b"]" * 1000 + b"}"
+    out.append(("JSON body 1000 arrays deep", "GetItem", deep_json))
+    return out
 
 
 def median_cpu(client: Client, op: str, body: bytes, repeat: int) -> tuple[int, float]:

@@ -18,7 +18,7 @@ import http.client
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pytest
@@ -152,51 +152,39 @@ def unreadable(client: Client) -> list[str]:
 
 def run_batch(endpoint: LocalEndpoint, seed: int, count: int = BATCH) -> list[str]:
     """Send one seed's requests from the fixture state; returns what went wrong (empty: nothing)."""
-    client = Client(endpoint.port)
-    try:
-        problems = [f"seed {seed}: {p}" for p in reset(client)]
-        if problems:
-            return problems
-        endpoint.reset_stats()
-        gen = Generator(seed, operations())
-        for i in range(count):
-            op, req = gen.request()
-            status, body = client.call(op, req)
-            if status >= 500:
-                shown = json.dumps(req)[:600]
-                problems.append(f"seed {seed} request {i}: {op} {shown} -> HTTP {status} {body}")
-        cpu = endpoint.stats()["max_request_cpu_seconds"]
-        if cpu > MAX_CPU_SECONDS:
-            problems.append(f"seed {seed}: a request took {cpu * 1000:.0f} ms of server CPU")
-        problems += [f"seed {seed}: {p}" for p in unreadable(client)]
-        return problems
-    finally:
-        client.close()
+    gen = Generator(seed, operations())
+    return send_batch(endpoint, f"seed {seed}", (gen.request() for _ in range(count)))[0]
 
 
 def run_grammar_batch(endpoint: LocalEndpoint, seed: int, count: int = BATCH) -> tuple[list[str], int, int]:
-    """One seed of GrammarGenerator's requests from the fixture state, then every read of the items it grew;
-    returns (what went wrong, requests sent, answers of HTTP 500)."""
+    """One seed of GrammarGenerator's requests, then every read of the items it grew; see send_batch."""
+    gen = GrammarGenerator(seed)
+    requests = [gen.request() for _ in range(count)] + reads_of_grown_items()
+    return send_batch(endpoint, f"grammar seed {seed}", requests)
+
+
+def send_batch(
+    endpoint: LocalEndpoint, label: str, requests: Iterable[tuple[str, dict[str, Any]]]
+) -> tuple[list[str], int, int]:
+    """Send `requests` from the fixture state; returns (what went wrong, requests sent, answers of HTTP 500)."""
     client = Client(endpoint.port)
     try:
-        problems = [f"grammar seed {seed}: {p}" for p in reset(client)]
+        problems = [f"{label}: {p}" for p in reset(client)]
         if problems:
             return problems, 0, 0
         endpoint.reset_stats()
-        gen = GrammarGenerator(seed)
         sent = errors = 0
-        requests = [gen.request() for _ in range(count)] + reads_of_grown_items()
         for i, (op, req) in enumerate(requests):
             status, body = client.call(op, req)
             sent += 1
             if status >= 500:
                 errors += 1
                 shown = json.dumps(req)[:600]
-                problems.append(f"grammar seed {seed} request {i}: {op} {shown} -> HTTP {status} {body}")
+                problems.append(f"{label} request {i}: {op} {shown} -> HTTP {status} {body}")
         cpu = endpoint.stats()["max_request_cpu_seconds"]
         if cpu > MAX_CPU_SECONDS:
-            problems.append(f"grammar seed {seed}: a request took {cpu * 1000:.0f} ms of server CPU")
-        problems += [f"grammar seed {seed}: {p}" for p in unreadable(client)]
+            problems.append(f"{label}: a request took {cpu * 1000:.0f} ms of server CPU")
+        problems += [f"{label}: {p}" for p in unreadable(client)]
         return problems, sent, errors
     finally:
         client.close()
