@@ -350,16 +350,21 @@ class LocalServer:
             self.stats.count(ctx.tables[0] if ctx.tables else NO_TABLE, op or "Unknown", "ok", ctx.unprocessed)
             return self._response(200, out)
         except ServiceError as exc:
-            outcome = "throttled" if _is_throttle(exc) else "error"
-            self.stats.count(ctx.tables[0] if ctx.tables else NO_TABLE, op or "Unknown", outcome, ctx.unprocessed)
-            return self._response(exc.status, orjson.dumps(exc.body()), headers=exc.headers)
+            try:  # an error's body carries what the request named (an item, keys): it must not end the connection
+                out = orjson.dumps(exc.body())
+            except Exception:
+                log.exception("internal error while answering %s's %s", op or target, exc.code)
+            else:
+                outcome = "throttled" if _is_throttle(exc) else "error"
+                self.stats.count(ctx.tables[0] if ctx.tables else NO_TABLE, op or "Unknown", outcome, ctx.unprocessed)
+                return self._response(exc.status, out, headers=exc.headers)
         except Exception:
             log.exception("internal error while handling %s", op or target)
-            self.stats.count(ctx.tables[0] if ctx.tables else NO_TABLE, op or "Unknown", "error")
-            body_out = json.dumps(
-                {"__type": "com.amazonaws.dynamodb.v20120810#InternalServerError", "message": "Internal server error"}
-            ).encode()
-            return self._response(500, body_out)
+        self.stats.count(ctx.tables[0] if ctx.tables else NO_TABLE, op or "Unknown", "error")
+        body_out = json.dumps(
+            {"__type": "com.amazonaws.dynamodb.v20120810#InternalServerError", "message": "Internal server error"}
+        ).encode()
+        return self._response(500, body_out)
 
     def _latency(self) -> float:
         # in-region p50 of 4-5 ms with a modest tail (service-behaviour.md): lognormal around 4.5 ms

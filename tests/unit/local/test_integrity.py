@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from dynlocust.local.errors import ServiceError
 from tests.unit.local.conftest import create_table
 from tests.unit.local.test_input_limits import NESTING_MESSAGE, VALIDATION, call, nested
 
@@ -226,3 +227,15 @@ def test_an_exponent_beyond_64_bits_is_refused_on_every_number_path(
         )
         assert status == 400, body
     assert stored(endpoint, table) is None
+
+
+def test_an_error_whose_body_cannot_be_encoded_is_a_500_not_a_dropped_connection(endpoint: Any) -> None:
+    """The old code dropped the connection when ReturnValuesOnConditionCheckFailure's item could not be encoded.
+    No stored item can cause that now, so the failure is caused with a stand-in operation (a mock: the one way)."""
+
+    def refuse(req: dict[str, Any], ctx: Any) -> dict[str, Any]:
+        raise ServiceError("ConditionalCheckFailedException", "The conditional request failed", extra={"Item": {1}})
+
+    endpoint.server.backend.ops["GetItem"] = refuse
+    status, body = call(endpoint, "GetItem", {"TableName": "integ", "Key": KEY})
+    assert (status, body["__type"].split("#")[-1]) == (500, "InternalServerError")
