@@ -380,11 +380,11 @@ class LocalServer:
         # half-close, then read what the client sends: closing with unread input would send a reset, which can
         # reach the client before the answer does (a client sends its whole body before it reads the answer)
         sock.shutdown(socket.SHUT_WR)
-        sock.settimeout(0.05)
+        deadline = time.monotonic() + self.config.body_timeout
+        sock.settimeout(self.config.body_timeout if unread else 0.05)
         with contextlib.suppress(OSError):
             got = sock.recv_into(self._inbox)
             left = min(unread, DRAIN_MAX) - got
-            deadline = time.monotonic() + self.config.body_timeout
             while got and left > 0 and time.monotonic() < deadline:
                 sock.settimeout(max(0.001, deadline - time.monotonic()))
                 got = sock.recv_into(self._inbox)
