@@ -150,10 +150,10 @@ def unreadable(client: Client) -> list[str]:
     return problems
 
 
-def run_batch(endpoint: LocalEndpoint, seed: int, count: int = BATCH) -> list[str]:
-    """Send one seed's requests from the fixture state; returns what went wrong (empty: nothing)."""
+def run_batch(endpoint: LocalEndpoint, seed: int, count: int = BATCH) -> tuple[list[str], int, int]:
+    """Send one seed's requests from the fixture state; see send_batch."""
     gen = Generator(seed, operations())
-    return send_batch(endpoint, f"seed {seed}", (gen.request() for _ in range(count)))[0]
+    return send_batch(endpoint, f"seed {seed}", (gen.request() for _ in range(count)))
 
 
 def run_grammar_batch(endpoint: LocalEndpoint, seed: int, count: int = BATCH) -> tuple[list[str], int, int]:
@@ -206,18 +206,21 @@ def test_generated_requests_are_well_typed_for_their_operations() -> None:
 
 def test_fuzz_within_budget(endpoint: LocalEndpoint) -> None:
     deadline = time.monotonic() + SECONDS
-    sent, seed, problems = 0, FIRST_SEED, []
+    sent = errors = 0
+    seed = FIRST_SEED
+    problems: list[str] = []
     while sent < REQUESTS and time.monotonic() < deadline:
-        problems += run_batch(endpoint, seed)
-        sent += BATCH
-        seed += 1
+        found, n, e = run_batch(endpoint, seed)
+        problems += found
+        sent, errors, seed = sent + n, errors + e, seed + 1
         assert not problems, "\n".join(problems[:20])
+    print(f"model fuzz: {sent} requests, {errors} answered 500, seeds {FIRST_SEED}..{seed - 1}")
     assert sent >= BATCH  # at least one batch ran
 
 
 @pytest.mark.parametrize(("seed", "found"), REGRESSION_SEEDS)
 def test_regression_seed(endpoint: LocalEndpoint, seed: int, found: str) -> None:
-    problems = run_batch(endpoint, seed)
+    problems = run_batch(endpoint, seed)[0]
     assert not problems, f"seed {seed} (once found: {found}):\n" + "\n".join(problems[:20])
 
 
