@@ -314,11 +314,37 @@ def check_value(av: Any, level: int = 1) -> None:
             _refuse_shape(av, level)  # a member the model does not define ({"dog": "cat"}): the service ignores it
 
 
+def check_nesting(item: dict[str, AttributeValue]) -> None:
+    """Refuse an item whose values nest deeper than MAX_NESTING_LEVELS, as PutItem refuses it (`check_value`).
+
+    Why apart: an item built by the endpoint (an update applied, a PartiQL literal) never went through
+    `check_value` as a whole; this runs on every item as it would be stored. It walks without recursing and stops
+    at the first member past the limit, so no item, however deep, costs more than its members.
+    """
+    stack: list[tuple[Any, int]] = []
+    for av in item.values():
+        if av.__class__ is dict and ("M" in av or "L" in av):
+            stack.append((av, 1))
+    while stack:
+        av, level = stack.pop()
+        members = av.get("M") if "M" in av else av.get("L")
+        if not members:
+            continue
+        if level >= MAX_NESTING_LEVELS:
+            raise errors.validation(NESTING_MESSAGE)
+        for x in members.values() if members.__class__ is dict else members:
+            if x.__class__ is dict and ("M" in x or "L" in x):
+                stack.append((x, level + 1))
+
+
 def canonical_number(text: str) -> str:
     """The number as the service stores and returns it (`007` -> `7`, `1e3` -> `1000`, `.5` -> `0.5`), refused
     unless it has at most 38 significant digits and a magnitude within 1E-130 .. 9.99E+125 (`text` is well formed:
     check_number_text)."""
-    d = Decimal(text)
+    try:
+        d = Decimal(text)
+    except decimal.InvalidOperation:  # an exponent beyond the 64 bits Decimal reads (1e9223372036854775808)
+        raise errors.validation(f"The parameter cannot be converted to a numeric value: {text}") from None
     if d.is_zero():
         return "0"
     significant = "".join(map(str, d.as_tuple().digits)).strip("0")

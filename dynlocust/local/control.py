@@ -15,13 +15,11 @@ import uuid
 from typing import Any
 
 from dynlocust.errors import ConfigurationError
-from dynlocust.local import errors
+from dynlocust.local import backfill, errors
 from dynlocust.local import schema as rules
-from dynlocust.local.errors import ServiceError
 from dynlocust.local.limits import DEFAULT_WARM, GSI_HASH_ATTRS_MAX
 from dynlocust.local.state import Ctx, State
 from dynlocust.local.store import Index, KeyDef, Table
-from dynlocust.local.units import item_size
 from dynlocust.local.validation import check_create_table
 
 _TABLE_NAME = re.compile(r"^[a-zA-Z0-9_.-]{3,255}$")
@@ -224,6 +222,8 @@ def _set_stream(t: Table, spec: Any) -> None:
 
 def describe(st: State, t: Table, status: str | None = None) -> dict[str, Any]:
     table_status = status or t.status(st.clock())
+    if table_status == "ACTIVE" and any(idx.backfilling for idx in t.gsis.values()):
+        table_status = "UPDATING"  # as the service shows a table while it adds an index
 
     def pt(p: dict[str, Any] | None) -> dict[str, Any]:
         out = {"NumberOfDecreasesToday": 0, "ReadCapacityUnits": 0, "WriteCapacityUnits": 0}
@@ -265,7 +265,9 @@ def describe(st: State, t: Table, status: str | None = None) -> dict[str, Any]:
         gl = []
         for idx in t.gsis.values():
             g = _index_desc(t, idx)
-            g["IndexStatus"] = "ACTIVE" if table_status == "ACTIVE" else "CREATING"
+            g["IndexStatus"] = "CREATING" if idx.backfilling or table_status == "CREATING" else "ACTIVE"
+            if idx.online:  # "For indexes that were created during a CreateTable operation, the Backfilling
+                g["Backfilling"] = idx.backfilling  # attribute does not appear" (GlobalSecondaryIndexDescription)
             g["ProvisionedThroughput"] = pt(idx.provisioned)
             if idx.on_demand:
                 g["OnDemandThroughput"] = idx.on_demand
@@ -336,8 +338,6 @@ def update_table(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     new = _staged(t)
     changed, created = _apply_update(new, req, given)
     _check_capacity(st, new, [new.gsis[c] for c in changed if c is not None and c in new.gsis] + created)
-    for idx in created:
-        _backfill(new, idx)
     for f in dataclasses.fields(t):  # the commit: the same Table object, so every holder of it sees the change
         setattr(t, f.name, getattr(new, f.name))
     if st.capacity is not None:
@@ -348,6 +348,8 @@ def update_table(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
                 st.capacity.update_resource(_spec(t, None))
             elif c in t.gsis:
                 st.capacity.update_resource(_spec(t, t.gsis[c]))
+    for idx in created:
+        backfill.start(st.tables, t, idx, st.background)
     return {"TableDescription": describe(st, t)}
 
 
@@ -423,20 +425,6 @@ def _apply_update(t: Table, req: dict[str, Any], given: dict[str, str]) -> tuple
                 raise errors.not_found(f"Requested resource not found: Index: {iname} not found")
             del t.gsis[iname]
     return changed, created
-
-
-def _backfill(t: Table, idx: Index) -> None:
-    """Fill a new GSI from the table's items, leaving out items whose keys the index refuses (as the service)."""
-    for _, _, stored in t.base.scan():
-        it = stored.item()
-        try:
-            e = idx.entry(it, t.key)
-        except ServiceError:
-            continue
-        if e is not None:
-            idx.coll.put(e[0], e[1], stored)
-            idx.count += 1
-            idx.size += item_size(idx.project(it, t.key))
 
 
 def _check_capacity(st: State, t: Table, indexes: list[Index]) -> None:

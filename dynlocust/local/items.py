@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dynlocust.local import errors, expressions, legacy, params
+from dynlocust.local.attrvalues import check_nesting
 from dynlocust.local.limits import HASH_KEY_MAX_BYTES, RANGE_KEY_MAX_BYTES
 from dynlocust.local.params import Exprs
 from dynlocust.local.state import Ctx, State, throttle_error
@@ -119,6 +120,8 @@ def plan_write(
 ) -> WritePlan:
     """The plan of writing `new` (None: deleting) over `old`; `old_item` is `old` decoded, if the caller has it."""
     size_old = 0 if old is None else old.size
+    if new is not None:
+        check_nesting(new)  # the item as it would be stored: an update or a PartiQL literal may have nested it
     size_new = item_size(new)
     if size_new > ITEM_LIMIT:
         raise errors.validation(f"Item size {'to update ' if update else ''}has exceeded the maximum allowed size")
@@ -129,6 +132,8 @@ def plan_write(
         old_item = old.item()  # only an index needs the old item's attributes
     for group in (t.gsis, t.lsis):
         for idx in group.values():
+            if idx.backfilling and not idx.current(hk, sk):
+                continue
             oe = idx.entry(old_item, t.key) if old_item else None
             ne = idx.entry(new, t.key, update) if new else None
             if oe is None and ne is None:
@@ -265,9 +270,10 @@ def _put_or_delete(
     th = st.charge_write(plan)
     if th is not None:
         raise throttle_error(th)
+    out = _write_answer(t, plan, old, rv, rcc)  # built before the write: a response that failed would hide it
     if item is not None or old is not None:  # deleting what is not there writes nothing
         apply(plan)
-    return _write_answer(t, plan, old, rv, rcc)
+    return out
 
 
 def update_item(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
@@ -291,8 +297,7 @@ def update_item(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     th = st.charge_write(plan)
     if th is not None:
         raise throttle_error(th)
-    apply(plan)
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = {}  # built before the write: a response that failed would hide an applied update
     attrs: Item | None = None
     if rv == "ALL_OLD":
         attrs = old_item
@@ -307,6 +312,7 @@ def update_item(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
         c = Consumed(t.name, "write")
         account(plan, c)
         out["ConsumedCapacity"] = c.render(rcc)
+    apply(plan)
     return out
 
 

@@ -69,6 +69,8 @@ def _read_target(req: dict[str, Any], t: Table) -> tuple[Index | None, Collectio
     idx = t.index(iname)
     if idx is None:
         raise errors.validation(f"The table does not have the specified index: {iname}")
+    if idx.backfilling:
+        raise errors.validation(f"Cannot read from backfilling global secondary index: {iname}")
     if idx.kind == "GSI" and req.get("ConsistentRead"):
         raise errors.validation("Consistent reads are not supported on global secondary indexes")
     return idx, idx.coll, idx.key

@@ -17,11 +17,13 @@ What a client can hold (LocalConfig's limits, all options of `dynlocust local`):
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import logging
 import math
 import os
 import random
+import re
 import socket
 import time
 import zlib
@@ -50,6 +52,13 @@ MAX_STATS_TABLES = 1000
 OTHER_TABLES = "(other)"
 #: Bytes one read of a keep-alive connection takes at most: a request head and a typical body in one call.
 RECV_BYTES = 65536
+#: Pause between two slices of background work (dynlocust's choice): with backfill.SLICE_SECONDS, work in the
+#: background takes at most about two thirds of the CPU while clients wait.
+BACKGROUND_PAUSE = 0.001
+#: Pauses of accepting while the process is out of descriptors (dynlocust's choice): from 10 ms, doubling to 1 s.
+ACCEPT_PAUSE_MIN = 0.01
+ACCEPT_PAUSE_MAX = 1.0
+DESCRIPTORS_LOG_EVERY = 60.0
 FD_RESERVE = 64  # descriptors kept free for the process itself (logs, the listening socket, files)
 _REASONS = {
     200: "OK",
@@ -59,7 +68,11 @@ _REASONS = {
     413: "Request Entity Too Large",
     500: "Internal Server Error",
     503: "Service Unavailable",
+    505: "HTTP Version Not Supported",
 }
+_HTTP_VERSION = re.compile(r"HTTP/[0-9]\.[0-9]")
+#: Most bytes of a refused body read and dropped before closing (2 x the 16 MB limit; dynlocust's choice).
+DRAIN_MAX = 2 * MAX_REQUEST_BYTES
 
 
 def _is_throttle(exc: ServiceError) -> bool:
@@ -185,6 +198,43 @@ def _fast_io(sock: Any, idle: float, inbox: memoryview) -> tuple[Callable[[int],
     return recv, send
 
 
+def _listener(stream_server: type) -> type:
+    """gevent's StreamServer, except that running out of descriptors is one log line and a pause, not a traceback.
+
+    Why: accept() fails with EMFILE while the process holds as many descriptors as its limit allows (connections
+    being refused count too); gevent logs each failure with a traceback and retries. This logs the first of a run of
+    them with what to do (and again at most every DESCRIPTORS_LOG_EVERY seconds), then pauses accepting for a delay
+    that doubles up to ACCEPT_PAUSE_MAX while it lasts.
+    """
+
+    class Listener(stream_server):
+        _pause = 0.0
+        _logged_at = -math.inf
+
+        def do_read(self) -> Any:
+            try:
+                accepted = super().do_read()
+            except OSError as exc:
+                if exc.errno not in (errno.EMFILE, errno.ENFILE):
+                    raise
+                if time.monotonic() - self._logged_at >= DESCRIPTORS_LOG_EVERY:
+                    self._logged_at = time.monotonic()
+                    log.warning(
+                        "out of file descriptors (limit %d): not accepting connections until some close; "
+                        "raise the limit (ulimit -n) or lower --max-connections",
+                        _descriptor_limit(),
+                    )
+                self._pause = min(ACCEPT_PAUSE_MAX, self._pause * 2 or ACCEPT_PAUSE_MIN)
+                self.stop_accepting()
+                self._timer = self.loop.timer(self._pause)
+                self._timer.start(self._start_accepting_if_started)
+                return None
+            self._pause = 0.0
+            return accepted
+
+    return Listener
+
+
 def _descriptor_limit() -> int:
     """The process's soft limit on open descriptors (a large number where there is none)."""
     try:
@@ -215,6 +265,7 @@ class LocalServer:
         self._rid = 0
         self._server: Any = None
         self._trimmer: Any = None
+        self._background: set[Any] = set()  # greenlets of background work (index backfills)
         self._inbox = memoryview(bytearray(RECV_BYTES))
 
     # ---------------------------------------------------------------- protocol
@@ -299,33 +350,45 @@ class LocalServer:
             self.stats.count(ctx.tables[0] if ctx.tables else NO_TABLE, op or "Unknown", "ok", ctx.unprocessed)
             return self._response(200, out)
         except ServiceError as exc:
-            outcome = "throttled" if _is_throttle(exc) else "error"
-            self.stats.count(ctx.tables[0] if ctx.tables else NO_TABLE, op or "Unknown", outcome, ctx.unprocessed)
-            return self._response(exc.status, orjson.dumps(exc.body()), headers=exc.headers)
+            try:  # an error's body carries what the request named (an item, keys): it must not end the connection
+                out = orjson.dumps(exc.body())
+            except Exception:
+                log.exception("internal error while answering %s's %s", op or target, exc.code)
+            else:
+                outcome = "throttled" if _is_throttle(exc) else "error"
+                self.stats.count(ctx.tables[0] if ctx.tables else NO_TABLE, op or "Unknown", outcome, ctx.unprocessed)
+                return self._response(exc.status, out, headers=exc.headers)
         except Exception:
             log.exception("internal error while handling %s", op or target)
-            self.stats.count(ctx.tables[0] if ctx.tables else NO_TABLE, op or "Unknown", "error")
-            body_out = json.dumps(
-                {"__type": "com.amazonaws.dynamodb.v20120810#InternalServerError", "message": "Internal server error"}
-            ).encode()
-            return self._response(500, body_out)
+        self.stats.count(ctx.tables[0] if ctx.tables else NO_TABLE, op or "Unknown", "error")
+        body_out = json.dumps(
+            {"__type": "com.amazonaws.dynamodb.v20120810#InternalServerError", "message": "Internal server error"}
+        ).encode()
+        return self._response(500, body_out)
 
     def _latency(self) -> float:
         # in-region p50 of 4-5 ms with a modest tail (service-behaviour.md): lognormal around 4.5 ms
         return random.lognormvariate(math.log(0.0045), 0.3)
 
     # ---------------------------------------------------------------- sockets
-    def _refuse(self, sock: Any, status: int, message: str = "") -> None:
-        """Answer an HTTP-level refusal and let the caller close the connection."""
+    def _refuse(self, sock: Any, status: int, message: str = "", unread: int = 0) -> None:
+        """Answer an HTTP-level refusal and let the caller close the connection; `unread`: bytes of a body the
+        client is still sending, read and dropped first (at most DRAIN_MAX of them, within body_timeout)."""
         head_body = self._response(status, message.encode(), "text/plain")
         end = head_body.index(b"\r\n\r\n")
         sock.sendall(head_body[:end] + b"\r\nConnection: close" + head_body[end:])
-        # half-close, then read what the client already sent: closing with unread input would send a reset,
-        # which can reach the client before the answer does
+        # half-close, then read what the client sends: closing with unread input would send a reset, which can
+        # reach the client before the answer does (a client sends its whole body before it reads the answer)
         sock.shutdown(socket.SHUT_WR)
-        sock.settimeout(0.05)
+        deadline = time.monotonic() + self.config.body_timeout
+        sock.settimeout(self.config.body_timeout if unread else 0.05)
         with contextlib.suppress(OSError):
-            sock.recv(RECV_BYTES)
+            got = sock.recv_into(self._inbox)
+            left = min(unread, DRAIN_MAX) - got
+            while got and left > 0 and time.monotonic() < deadline:
+                sock.settimeout(max(0.001, deadline - time.monotonic()))
+                got = sock.recv_into(self._inbox)
+                left -= got
 
     def _read_more(self, sock: Any, deadline: float) -> bytes:
         """One read that must complete before `deadline` (monotonic): b"" when the peer closed, TimeoutError after."""
@@ -423,6 +486,12 @@ class LocalServer:
                 self._refuse(sock, 400, "malformed request line")
                 return
             method, target, version = parts
+            if version != "HTTP/1.1" and version != "HTTP/1.0":
+                if _HTTP_VERSION.fullmatch(version):
+                    self._refuse(sock, 505, "only HTTP/1.1 and HTTP/1.0 are supported")
+                else:
+                    self._refuse(sock, 400, "malformed request line")
+                return
             headers: dict[str, str] = {}
             for line in lines[1:]:
                 name, _, value = line.partition(":")
@@ -439,7 +508,7 @@ class LocalServer:
                 return
             length = int(cl)
             if length > MAX_REQUEST_BYTES:
-                self._refuse(sock, 413)
+                self._refuse(sock, 413, unread=length - len(buf))
                 return
             reserved = 0
             try:
@@ -486,13 +555,28 @@ class LocalServer:
         h = host if host is not None else self.config.host
         p = port if port is not None else self.config.port
         self._max_open = max(1, min(self.config.max_connections, _descriptor_limit() - FD_RESERVE))
-        self._server = StreamServer((h, p), self.handle_connection, backlog=1024)
+        self._server = _listener(StreamServer)((h, p), self.handle_connection, backlog=1024)
         self._server.start()
         self._trimmer = gevent.spawn(keep_heap_trimmed)  # fragmentation must not grow the RSS (see heap.py)
+        self.backend.state.background = self._in_background
         bound = self._server.address
         return bound[0], bound[1]
 
+    def _in_background(self, step: Callable[[], bool]) -> None:
+        """Run step() until it answers True, pausing BACKGROUND_PAUSE between calls so that requests are served."""
+        import gevent
+
+        def run() -> None:
+            while not step():
+                gevent.sleep(BACKGROUND_PAUSE)  # a timer, not sleep(0): the hub polls the sockets meanwhile
+
+        self._background.add(gevent.spawn(run))
+        self._background = {g for g in self._background if not g.dead}
+
     def stop(self) -> None:
+        for g in self._background:
+            g.kill(block=False)
+        self._background = set()
         if self._trimmer is not None:
             self._trimmer.kill(block=False)
             self._trimmer = None

@@ -75,6 +75,8 @@ class State:
             config.region: (self.tables, self.ttl)
         }
         self.tokens = TokenStore()
+        # runs a step (True: done) again and again between other requests; set by the server (see backfill.py)
+        self.background: Callable[[Callable[[], bool]], None] | None = None
 
     def use_region(self, region: str) -> None:
         """Work on the tables of `region` ("" = the endpoint's own) until the next call."""

@@ -322,6 +322,17 @@ class Index:
     coll: Collection = field(default_factory=Collection)
     count: int = 0
     size: int = 0
+    online: bool = False  # added by UpdateTable: DescribeTable shows its Backfilling (see backfill.py)
+    backfilling: bool = False
+    backfilled_to: tuple[Any, Any] | None = None  # (hk, sk) of the last table item the backfill read
+
+    def current(self, hk: Any, sk: Any) -> bool:
+        """Whether a write of the table's item (hk, sk) changes this index now: always, unless a backfill has yet to
+        reach the item in the table's scan order; it then reads the item as it is when it gets there."""
+        if not self.backfilling:
+            return True
+        done = self.backfilled_to
+        return done is not None and (token_of(hk), hk, sk) <= (token_of(done[0]), done[0], done[1])
 
     def entry(self, item: Item, table_key: KeyDef, update: bool = False) -> tuple[Any, Any] | None:
         """(hk, sk) of the item in this index, or None when the item lacks the index key."""

@@ -377,3 +377,242 @@ class Generator:
         if member in ("Keys",) and depth > 0:
             return [self.key() for _ in range(self.size())]
         return None
+
+
+# ---- issue 41: PartiQL from its grammar, and updates that grow an item -------------------------------------------
+GROWTH_KEYS = [{"pk": {"S": k}} for k in ("g1", "g2", "g3")]  # items of fz_hash that the growing updates work on
+PARTIQL_KEYS = ("a", "b", "c", "g1", "g2", "g3")
+PARTIQL_NUMBERS = ["1", "-2", "3.5", "1e3", "1e125", "1e126", "1e-130", "1e9223372036854775808", "9" * 39, "007"]
+DEEP = (33, 40, 101, 200, 1000)  # nesting depths past the service's and the parsers' bounds
+
+
+class GrammarGenerator:
+    """PartiQL statements drawn from the grammar the endpoint implements (SELECT, INSERT, UPDATE, DELETE, EXISTS;
+    conditions, paths, literals, bags, parameters), nesting and sizes included, and UpdateItems that grow the
+    items of GROWTH_KEYS in depth and size. A pure function of its seed, like Generator."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+        self.params = 0
+
+    def request(self) -> tuple[str, dict[str, Any]]:
+        r = self.rng.random()
+        if r < 0.35:
+            return "UpdateItem", self.growth()
+        if r < 0.75:
+            req: dict[str, Any] = {"Statement": self.statement()}
+            req.update(self.parameters())
+            return "ExecuteStatement", req
+        statements = []
+        for _ in range(self.rng.randrange(1, 5)):
+            one: dict[str, Any] = {"Statement": self.statement(exists=r >= 0.9)}
+            one.update(self.parameters())
+            statements.append(one)
+        if r < 0.9:
+            return "BatchExecuteStatement", {"Statements": statements}
+        return "ExecuteTransaction", {"TransactStatements": statements}
+
+    def parameters(self) -> dict[str, Any]:
+        n, self.params = self.params, 0
+        if self.rng.random() < 0.05:
+            n += self.rng.choice([-1, 1])  # a count that does not match
+        if n <= 0:
+            return {}
+        return {"Parameters": [self.attribute_value(self.rng.randrange(1, 4)) for _ in range(n)]}
+
+    # ---- statements
+    def statement(self, exists: bool = False) -> str:
+        self.params = 0
+        table = self.rng.choice(["fz_hash", "fz_range", '"fz_range"."byg"', "fz_range.lsi", "nope_t"])
+        kind = self.rng.choice(["SELECT", "SELECT", "INSERT", "UPDATE", "DELETE", "EXISTS" if exists else "SELECT"])
+        if kind == "SELECT":
+            projection = (
+                "*" if self.rng.random() < 0.4 else ", ".join(self.path() for _ in range(self.rng.randrange(1, 4)))
+            )
+            text = f"SELECT {projection} FROM {table}"
+            if self.rng.random() < 0.9:
+                text += f" WHERE {self.key_condition()}"
+                if self.rng.random() < 0.5:
+                    text += f" AND {self.condition(0)}"
+            if self.rng.random() < 0.1:
+                text += f" ORDER BY {self.rng.choice(['pk', 'sk', 'g'])} {self.rng.choice(['ASC', 'DESC', ''])}"
+        elif kind == "INSERT":
+            text = f"INSERT INTO {table} VALUE {self.item_literal()}"
+        elif kind == "UPDATE":
+            actions = []
+            for _ in range(self.rng.randrange(1, 4)):
+                if self.rng.random() < 0.75:
+                    actions.append(f"SET {self.path()} = {self.operand(0)}")
+                else:
+                    actions.append(f"REMOVE {self.path()}")
+            text = f"UPDATE {table} {' '.join(actions)} WHERE {self.key_condition()}"
+            text += self.rng.choice(["", "", " RETURNING ALL NEW *", " RETURNING MODIFIED OLD *"])
+        elif kind == "DELETE":
+            text = f"DELETE FROM {table} WHERE {self.key_condition()}"
+            text += self.rng.choice(["", "", " RETURNING ALL OLD *"])
+        else:
+            text = f"EXISTS(SELECT * FROM {table} WHERE {self.key_condition()} AND {self.condition(0)})"
+        return text
+
+    def key_condition(self) -> str:
+        cond = f"pk = {self.scalar_literal(self.rng.choice(PARTIQL_KEYS))}"
+        if self.rng.random() < 0.6:
+            cond += f" AND sk = {self.rng.choice(['1', '2', '3', '?'])}"
+            self.params += cond.endswith("?")
+        return cond
+
+    def condition(self, depth: int) -> str:
+        r = self.rng.random()
+        if r < 0.02:  # nesting past the parser's bound, or just within it
+            d = self.rng.choice((*DEEP, 50, 100))
+            return self.rng.choice(["(" * d + self.condition(99) + ")" * d, "NOT " * d + self.condition(99)])
+        if depth > 3 or r < 0.35:
+            return f"{self.operand(depth)} {self.rng.choice([*COMPARATORS, '!='])} {self.operand(depth)}"
+        if r < 0.42:
+            return f"{self.operand(depth)} BETWEEN {self.operand(depth)} AND {self.operand(depth)}"
+        if r < 0.49:
+            options = ", ".join(self.operand(depth) for _ in range(self.rng.randrange(1, 5)))
+            return f"{self.operand(depth)} IN [{options}]"
+        if r < 0.55:
+            what = self.rng.choice(["MISSING", "NULL", "STRING", "NUMBER", "LIST", "MAP", "BOOLEAN", "BLOB", "bogus"])
+            return f"{self.path()} IS {self.rng.choice(['', 'NOT '])}{what}"
+        if r < 0.62:
+            fn = self.rng.choice(["begins_with", "contains", "attribute_type", "attribute_exists", "missing"])
+            args = [self.path()] + [self.operand(depth) for _ in range(self.rng.randrange(0, 2))]
+            return f"{fn}({', '.join(args)})"
+        if r < 0.7:
+            return f"NOT {self.condition(depth + 1)}"
+        if r < 0.78:
+            return f"({self.condition(depth + 1)})"
+        return f"{self.condition(depth + 1)} {self.rng.choice(['AND', 'OR'])} {self.condition(depth + 1)}"
+
+    def operand(self, depth: int) -> str:
+        r = self.rng.random()
+        if r < 0.35:
+            return self.path()
+        if r < 0.5:
+            self.params += 1
+            return "?"
+        if r < 0.58:
+            fn = self.rng.choice(["size", "list_append", "if_not_exists", "set_add", "nope"])
+            if self.rng.random() < 0.05:
+                d = self.rng.choice(DEEP)
+                return f"{fn}(" * d + self.path() + ")" * d
+            return f"{fn}({self.path()}, {self.literal(1)})"
+        if r < 0.65 and depth < 3:
+            return f"{self.operand(depth + 1)} {self.rng.choice(['+', '-'])} {self.operand(depth + 1)}"
+        return self.literal(1)
+
+    def path(self) -> str:
+        out = self.rng.choice(["a", "b", "n", "list", "map", '"quoted name"', "pk", "sk", "g", "size"])
+        for _ in range(self.rng.choice([0, 0, 1, 2, 5, 40])):
+            out += self.rng.choice([".x", "[0]", "[2]", "['k']", ".inner", "[99999999999]"])
+        return out
+
+    # ---- literals
+    def literal(self, level: int) -> str:
+        r = self.rng.random()
+        if r < 0.03:  # a container nested past the service's 32 levels (or the parser's recursion)
+            d = self.rng.choice(DEEP)
+            return self.rng.choice(["[" * d + "]" * d, "{'x':" * d + "1" + "}" * d])
+        if r < 0.5 or level > 6:
+            return self.scalar_literal()
+        if r < 0.65:
+            return "[" + ", ".join(self.literal(level + 1) for _ in range(self.rng.randrange(0, 4))) + "]"
+        if r < 0.85:
+            members = (
+                f"'{self.rng.choice(NAMES)}': {self.literal(level + 1)}" for _ in range(self.rng.randrange(0, 4))
+            )
+            return "{" + ", ".join(members) + "}"
+        kind = self.rng.choice(["'s'", "1"])
+        return (
+            "<<"
+            + ", ".join(kind.replace("1", self.rng.choice(PARTIQL_NUMBERS)) for _ in range(self.rng.randrange(0, 4)))
+            + ">>"
+        )
+
+    def scalar_literal(self, text: str | None = None) -> str:
+        if text is not None and self.rng.random() < 0.9:
+            return f"'{text}'"
+        r = self.rng.random()
+        if r < 0.1:
+            self.params += 1
+            return "?"
+        if r < 0.4:
+            return self.rng.choice(PARTIQL_NUMBERS)
+        if r < 0.5:
+            return self.rng.choice(["TRUE", "FALSE", "NULL", "MISSING"])
+        if r < 0.52:
+            return "'" + "s" * self.rng.choice([1000, 4000, 8200]) + "'"  # sizes up to past the 8 KB statement
+        return "'" + self.rng.choice(["x", "a''b", "", "ü", "k1"]) + "'"
+
+    def item_literal(self) -> str:
+        members = [f"'pk': {self.scalar_literal(self.rng.choice(PARTIQL_KEYS))}"]
+        if self.rng.random() < 0.6:
+            members.append(f"'sk': {self.rng.choice(['1', '2', '?', 'x'])}")
+            self.params += members[-1].endswith("?")
+        for _ in range(self.rng.randrange(0, 5)):
+            members.append(f"'{self.rng.choice(NAMES)}': {self.literal(1)}")
+        return "{" + ", ".join(members) + "}"
+
+    def attribute_value(self, depth: int) -> dict[str, Any]:
+        r = self.rng.random()
+        if r < 0.4:
+            return {"S": self.rng.choice(PARTIQL_KEYS)}
+        if r < 0.7:
+            return {"N": self.rng.choice(PARTIQL_NUMBERS)}
+        return nested_map(depth)
+
+    # ---- UpdateItems that grow an item
+    def growth(self) -> dict[str, Any]:
+        """SET a.x.x... = :deep (a path `p` deep, a value `v` deep: 31 < p + v for some), or list_append of a large
+        list (the item grows to the 400 KB limit), on one of GROWTH_KEYS; the answer asked for varies."""
+        req: dict[str, Any] = {"TableName": "fz_hash", "Key": self.rng.choice(GROWTH_KEYS)}
+        if self.rng.random() < 0.3:
+            req["UpdateExpression"] = "SET l = list_append(if_not_exists(l, :empty), :big) ADD n :one"
+            chunk = "s" * self.rng.choice([1000, 30_000, 100_000])
+            req["ExpressionAttributeValues"] = {
+                ":empty": {"L": []},
+                ":big": {"L": [{"S": chunk}] * self.rng.randrange(1, 4)},
+                ":one": {"N": "1"},
+            }
+        else:
+            depth = self.rng.choice([1, 2, 8, 16, 20, 24, 31, 32])
+            path = ".".join(["a"] + ["x"] * self.rng.randrange(0, 33 - min(depth, 32) + 3))
+            req["UpdateExpression"] = f"SET {path} = :deep ADD n :one"
+            req["ExpressionAttributeValues"] = {":deep": nested_map(depth), ":one": {"N": "1"}}
+        req["ReturnValues"] = self.rng.choice(["NONE", "ALL_NEW", "ALL_OLD", "UPDATED_NEW", "UPDATED_OLD"])
+        if self.rng.random() < 0.2:
+            req["ConditionExpression"] = "attribute_not_exists(pk)"
+            req["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+        return req
+
+
+def nested_map(levels: int) -> dict[str, Any]:
+    """A map `levels` deep (its own level counted), each level's member named x, a number at the bottom."""
+    av: dict[str, Any] = {"N": "1"}
+    for _ in range(levels - 1):
+        av = {"M": {"x": av}}
+    return av
+
+
+def reads_of_grown_items() -> list[tuple[str, dict[str, Any]]]:
+    """Every read that answered 500 on an over-deep item, of each item the growing updates worked on."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    for key in GROWTH_KEYS:
+        pk = key["pk"]["S"]
+        out += [
+            ("GetItem", {"TableName": "fz_hash", "Key": key, "ProjectionExpression": "a, l, n"}),
+            ("TransactGetItems", {"TransactItems": [{"Get": {"TableName": "fz_hash", "Key": key}}]}),
+            ("ExecuteStatement", {"Statement": f"SELECT a FROM fz_hash WHERE pk = '{pk}'"}),
+            ("ExecuteTransaction", {"TransactStatements": [{"Statement": f"SELECT a FROM fz_hash WHERE pk = '{pk}'"}]}),
+            (
+                "UpdateItem",
+                {"TableName": "fz_hash", "Key": key, "UpdateExpression": "SET b = a", "ReturnValues": "ALL_NEW"},
+            ),
+            (
+                "UpdateItem",
+                {"TableName": "fz_hash", "Key": key, "UpdateExpression": "REMOVE b", "ReturnValues": "ALL_OLD"},
+            ),
+        ]
+    return out

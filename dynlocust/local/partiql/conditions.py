@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from dynlocust.local import errors
-from dynlocust.local.attrvalues import check_value
+from dynlocust.local.attrvalues import NESTING_MESSAGE, check_value
+from dynlocust.local.limits import MAX_NESTING_LEVELS
 from dynlocust.local.partiql.ast import AV, Const, Name, Node, Path
 from dynlocust.local.partiql.lexer import _convertible, _Lexer, _malformed
 from dynlocust.local.partiql.messages import (
@@ -90,14 +91,22 @@ class _ConditionParser(_Lexer):
         return terms[0] if len(terms) == 1 else Node("AND", terms)
 
     def _not(self) -> Any:
-        if self.accept("NOT"):
-            return Node("NOT", [self._not()])
-        return self._predicate()
+        nots = 0
+        while self.accept("NOT"):  # a loop, not recursion: thousands of NOTs must cost no stack
+            self.nest()
+            nots += 1
+        x = self._predicate()
+        for _ in range(nots):
+            x = Node("NOT", [x])
+        self.depth -= nots
+        return x
 
     def _predicate(self) -> Any:
         if self.accept("("):
+            self.nest()
             inner = self.condition()
             self.expect(")")
+            self.depth -= 1
             return inner
         kind, text = self.peek()
         if kind == "id" and text.lower() in _PREDICATES:
@@ -151,6 +160,7 @@ class _ConditionParser(_Lexer):
         is allowed, for the count to be told."""
         args: list[Any] = []
         spans: list[str] = []
+        self.nest()
         if not self.accept(")"):
             while True:
                 spans.append(self.next_at())
@@ -158,6 +168,7 @@ class _ConditionParser(_Lexer):
                 if not self.accept(","):
                     break
             self.expect(")")
+        self.depth -= 1
         return args, spans
 
     def _operand(self) -> Any:
@@ -179,9 +190,13 @@ class _ConditionParser(_Lexer):
             return Name(self.path())
         return Const(self.value())
 
-    def value(self, key: str | None = "root") -> AV:
+    def value(self, key: str | None = "root", level: int = 1) -> AV:
         """A literal value; `key` names where it sits in the service's words: `root` is an attribute's value, None
-        an INSERT's item (whose attributes' values are each `root`)."""
+        an INSERT's item (whose attributes' values are each `root`). `level` is its nesting level (an attribute's
+        value is 1, the item 0): past the service's 32 the literal is refused as PutItem refuses such an item,
+        before the parser recurses into it."""
+        if level > MAX_NESTING_LEVELS:
+            raise errors.validation(NESTING_MESSAGE)
         if self.peek()[0] == "id":
             at = self.next_at()
             kind, text = self.next()
@@ -224,7 +239,7 @@ class _ConditionParser(_Lexer):
                     if k_kind not in ("str", "qid", "id"):
                         raise _malformed("expected a quoted attribute name in {...}")
                     self.expect(":")
-                    out[name] = self.value("root" if key is None else f"{key}.{name}")
+                    out[name] = self.value("root" if key is None else f"{key}.{name}", level + 1)
                     if not self.accept(","):
                         break
                 self.expect("}")
@@ -232,9 +247,9 @@ class _ConditionParser(_Lexer):
         if kind == "op" and text == "[":
             items = []
             if not self.accept("]"):
-                items.append(self.value(f"{key or 'root'}[0]"))
+                items.append(self.value(f"{key or 'root'}[0]", level + 1))
                 while self.accept(","):
-                    items.append(self.value(f"{key or 'root'}[{len(items)}]"))
+                    items.append(self.value(f"{key or 'root'}[{len(items)}]", level + 1))
                 self.expect("]")
             return {"L": items}
         if kind == "op" and text == "<<":

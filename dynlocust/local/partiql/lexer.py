@@ -6,8 +6,9 @@ import re
 
 from dynlocust.local import errors
 from dynlocust.local.errors import ServiceError
+from dynlocust.local.limits import MAX_EXPRESSION_NESTING
 from dynlocust.local.partiql.ast import AV
-from dynlocust.local.partiql.messages import AT, MALFORMED
+from dynlocust.local.partiql.messages import AT, MALFORMED, TOO_DEEP
 
 _SPACE = re.compile(r"(?:\s+|--[^\n]*|/\*.*?\*/)+", re.S)
 _NUMBER = re.compile(r"\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?")
@@ -41,6 +42,14 @@ class _Lexer:
         self.params = params
         self.used = 0
         self.assigning = False  # in the value of an UPDATE's SET, where set_add and set_delete are functions
+        self.depth = 0  # parentheses, NOTs and function calls open around the token being read
+
+    def nest(self) -> None:
+        """Enter a parenthesis, a NOT or a function call; refuse nesting deep enough to cost the parser its stack
+        (and the server its CPU) before recursing into it."""
+        self.depth += 1
+        if self.depth > MAX_EXPRESSION_NESTING:
+            raise _malformed(TOO_DEEP.format(limit=MAX_EXPRESSION_NESTING))
 
     # -- positions
     def span(self) -> tuple[int, int]:

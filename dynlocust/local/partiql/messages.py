@@ -64,5 +64,8 @@ SET_ARGUMENTS = "{function} must have exactly two arguments"  # at the function'
 SET_FIRST = "The first argument to {function} must equal the assignment value"  # at the function's name
 SET_SECOND = "The second argument to {function} must be a value with type SET"  # at the FIRST argument
 EMPTY_BAG = "Empty bags are not supported"
+# after MALFORMED: parentheses, NOTs and function calls nested past the parser's bound (dynlocust's wording and bound:
+# the service's limit is not documented; its 8 KB statement bounds the nesting, see limits.MAX_EXPRESSION_NESTING)
+TOO_DEEP = "parentheses, NOT operators and function calls are nested more than {limit} deep"
 # as pinned there too: BATCH_SELECT_KEY, TX_SELECT_KEY and TX_EXISTS_KEY above, a transaction's prefixed by this
 IN_TRANSACTION = "Validation failed in TransactStatements[{index}]: {message}"

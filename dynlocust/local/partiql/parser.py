@@ -114,7 +114,7 @@ class _Parser(_ConditionParser):
         self.expect("VALUE")
         if self.peek() != ("op", "{") and self.peek() != ("op", "?"):
             raise errors.validation(ITEM_SYNTAX)
-        item = self.value(None)
+        item = self.value(None, 0)
         if "M" not in item:
             raise errors.validation(ITEM_SYNTAX)
         if self.at("RETURNING"):

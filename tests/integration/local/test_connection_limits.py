@@ -36,7 +36,8 @@ def test_idle_connections_beyond_the_descriptor_limit_do_not_lock_clients_out() 
         ready = os.path.join(tmp, "ready")
         argv = [sys.executable, "-m", "dynlocust.local", "--port", "0", "--ready-file", ready, "--idle-timeout", "2"]
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        proc = subprocess.Popen(argv, preexec_fn=low_descriptor_limit, env=env, stdout=subprocess.DEVNULL)
+        log = open(os.path.join(tmp, "stderr"), "w+")  # noqa: SIM115  # read after the process ends
+        proc = subprocess.Popen(argv, preexec_fn=low_descriptor_limit, env=env, stdout=subprocess.DEVNULL, stderr=log)
         held: list[socket.socket] = []
         try:
             deadline = time.monotonic() + 15
@@ -44,7 +45,7 @@ def test_idle_connections_beyond_the_descriptor_limit_do_not_lock_clients_out() 
                 assert time.monotonic() < deadline and proc.poll() is None
                 time.sleep(0.02)
             port = int(Path(ready).read_text().rsplit(":", 1)[1])
-            for _ in range(300):  # more idle connections than the server has descriptors
+            for _ in range(600):  # more idle connections than the server has descriptors
                 held.append(socket.create_connection(("127.0.0.1", port), timeout=5))
             assert _status(port) == 503  # answered at once, not left hanging in the accept queue
             for sock in held:
@@ -59,3 +60,9 @@ def test_idle_connections_beyond_the_descriptor_limit_do_not_lock_clients_out() 
                 sock.close()
             proc.terminate()
             proc.wait(timeout=10)
+            log.seek(0)
+            logged = log.read()
+            log.close()
+    # issue 41: running out of descriptors was a traceback per failed accept (4 under `ulimit -n 256`); now one line
+    assert "Traceback" not in logged, logged
+    assert logged.count("out of file descriptors (limit 256)") == 1, logged

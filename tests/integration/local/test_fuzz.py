@@ -18,14 +18,14 @@ import http.client
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pytest
 
 from dynlocust.local.api import OPERATIONS
 from dynlocust.local.embedded import LocalEndpoint
-from tests.support.fuzz import Generator, fixture_requests, service_model
+from tests.support.fuzz import Generator, GrammarGenerator, fixture_requests, reads_of_grown_items, service_model
 
 TARGET = "DynamoDB_20120810."
 BATCH = 250
@@ -33,6 +33,10 @@ MAX_CPU_SECONDS = 0.1
 REQUESTS = int(os.environ.get("DYNLOCUST_FUZZ_REQUESTS", "3000"))
 SECONDS = float(os.environ.get("DYNLOCUST_FUZZ_SECONDS", "30"))
 FIRST_SEED = int(os.environ.get("DYNLOCUST_FUZZ_SEED", "0"))
+# issue 41: the grammar's stream (PartiQL statements and growing updates) has its own budget, in the same variables
+# with a GRAMMAR_ prefix (DYNLOCUST_FUZZ_GRAMMAR_REQUESTS, DYNLOCUST_FUZZ_GRAMMAR_SECONDS)
+GRAMMAR_REQUESTS = int(os.environ.get("DYNLOCUST_FUZZ_GRAMMAR_REQUESTS", "1500"))
+GRAMMAR_SECONDS = float(os.environ.get("DYNLOCUST_FUZZ_GRAMMAR_SECONDS", "20"))
 # seeds that once found a defect, and what it was (against main before issue 29's endpoint fixes; a change to the
 # generator changes what a seed sends, so keep these with the generator that found them); each is replayed alone
 _HALF_DEFINITION = "UpdateTable with an AttributeDefinition lacking AttributeType: HTTP 500, and stored"
@@ -146,26 +150,42 @@ def unreadable(client: Client) -> list[str]:
     return problems
 
 
-def run_batch(endpoint: LocalEndpoint, seed: int, count: int = BATCH) -> list[str]:
-    """Send one seed's requests from the fixture state; returns what went wrong (empty: nothing)."""
+def run_batch(endpoint: LocalEndpoint, seed: int, count: int = BATCH) -> tuple[list[str], int, int]:
+    """Send one seed's requests from the fixture state; see send_batch."""
+    gen = Generator(seed, operations())
+    return send_batch(endpoint, f"seed {seed}", (gen.request() for _ in range(count)))
+
+
+def run_grammar_batch(endpoint: LocalEndpoint, seed: int, count: int = BATCH) -> tuple[list[str], int, int]:
+    """One seed of GrammarGenerator's requests, then every read of the items it grew; see send_batch."""
+    gen = GrammarGenerator(seed)
+    requests = [gen.request() for _ in range(count)] + reads_of_grown_items()
+    return send_batch(endpoint, f"grammar seed {seed}", requests)
+
+
+def send_batch(
+    endpoint: LocalEndpoint, label: str, requests: Iterable[tuple[str, dict[str, Any]]]
+) -> tuple[list[str], int, int]:
+    """Send `requests` from the fixture state; returns (what went wrong, requests sent, answers of HTTP 500)."""
     client = Client(endpoint.port)
     try:
-        problems = [f"seed {seed}: {p}" for p in reset(client)]
+        problems = [f"{label}: {p}" for p in reset(client)]
         if problems:
-            return problems
+            return problems, 0, 0
         endpoint.reset_stats()
-        gen = Generator(seed, operations())
-        for i in range(count):
-            op, req = gen.request()
+        sent = errors = 0
+        for i, (op, req) in enumerate(requests):
             status, body = client.call(op, req)
+            sent += 1
             if status >= 500:
+                errors += 1
                 shown = json.dumps(req)[:600]
-                problems.append(f"seed {seed} request {i}: {op} {shown} -> HTTP {status} {body}")
+                problems.append(f"{label} request {i}: {op} {shown} -> HTTP {status} {body}")
         cpu = endpoint.stats()["max_request_cpu_seconds"]
         if cpu > MAX_CPU_SECONDS:
-            problems.append(f"seed {seed}: a request took {cpu * 1000:.0f} ms of server CPU")
-        problems += [f"seed {seed}: {p}" for p in unreadable(client)]
-        return problems
+            problems.append(f"{label}: a request took {cpu * 1000:.0f} ms of server CPU")
+        problems += [f"{label}: {p}" for p in unreadable(client)]
+        return problems, sent, errors
     finally:
         client.close()
 
@@ -186,16 +206,36 @@ def test_generated_requests_are_well_typed_for_their_operations() -> None:
 
 def test_fuzz_within_budget(endpoint: LocalEndpoint) -> None:
     deadline = time.monotonic() + SECONDS
-    sent, seed, problems = 0, FIRST_SEED, []
+    sent = errors = 0
+    seed = FIRST_SEED
+    problems: list[str] = []
     while sent < REQUESTS and time.monotonic() < deadline:
-        problems += run_batch(endpoint, seed)
-        sent += BATCH
-        seed += 1
+        found, n, e = run_batch(endpoint, seed)
+        problems += found
+        sent, errors, seed = sent + n, errors + e, seed + 1
         assert not problems, "\n".join(problems[:20])
+    print(f"model fuzz: {sent} requests, {errors} answered 500, seeds {FIRST_SEED}..{seed - 1}")
     assert sent >= BATCH  # at least one batch ran
 
 
 @pytest.mark.parametrize(("seed", "found"), REGRESSION_SEEDS)
 def test_regression_seed(endpoint: LocalEndpoint, seed: int, found: str) -> None:
-    problems = run_batch(endpoint, seed)
+    problems = run_batch(endpoint, seed)[0]
     assert not problems, f"seed {seed} (once found: {found}):\n" + "\n".join(problems[:20])
+
+
+def test_fuzz_partiql_grammar_and_growing_items_within_budget(endpoint: LocalEndpoint) -> None:
+    """Issue 41: PartiQL from its grammar (nesting and sizes past every bound included) and UpdateItems that grow
+    items past 32 levels and 400 KB: no 500, no request over MAX_CPU_SECONDS of server CPU, every grown item
+    still read by every read path. Prints the counts (run with -s to see them)."""
+    deadline = time.monotonic() + GRAMMAR_SECONDS
+    sent = errors = 0
+    seed = FIRST_SEED
+    problems: list[str] = []
+    while sent < GRAMMAR_REQUESTS and time.monotonic() < deadline:
+        found, n, e = run_grammar_batch(endpoint, seed)
+        problems += found
+        sent, errors, seed = sent + n, errors + e, seed + 1
+        assert not problems, "\n".join(problems[:20])
+    print(f"grammar fuzz: {sent} requests, {errors} answered 500, seeds {FIRST_SEED}..{seed - 1}")
+    assert sent >= BATCH

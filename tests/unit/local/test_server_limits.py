@@ -6,6 +6,7 @@ enforced shows as a hang (the client's read times out) or as a wrong answer.
 
 from __future__ import annotations
 
+import http.client
 import socket
 import time
 from collections.abc import Iterator
@@ -205,3 +206,22 @@ def test_statistics_keep_a_bounded_number_of_table_names(endpoint: Any) -> None:
     assert len(stats["tables"]) == MAX_STATS_TABLES + 1
     assert stats["tables"][OTHER_TABLES]["GetItem"]["error"] == 50
     assert stats["requests_total"] == sent
+
+
+def test_a_17_mb_body_gets_a_413_its_client_can_read(endpoint: Any) -> None:
+    """A client sends its whole body before it reads the answer: the server reads and drops the body it refused
+    (the old code closed with it unread, and the reset reached the client before the 413)."""
+    conn = http.client.HTTPConnection("127.0.0.1", endpoint.port, timeout=30)
+    try:
+        conn.request("POST", "/", body=b"{" + b" " * (17 * 1024 * 1024) + b"}", headers={"X-Amz-Target": "x"})
+        response = conn.getresponse()
+        assert (response.status, response.getheader("Connection")) == (413, "close")
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize(("version", "status"), [(b"HTTP/9.9", 505), (b"HTTP/2.0", 505), (b"HTTP/1", 400)])
+def test_only_http_1_is_served(limited: ThreadedEndpoint, version: bytes, status: int) -> None:
+    response = exchange(limited, list_tables().replace(b"HTTP/1.1", version, 1))
+    assert status_of(response) == status
+    assert b"Connection: close" in response
