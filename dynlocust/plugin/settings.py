@@ -7,6 +7,7 @@ UI's start form all see the same ones, and they are validated once, at start-up,
 from __future__ import annotations
 
 import math
+import os
 import re
 from argparse import Namespace
 from dataclasses import dataclass, field
@@ -38,7 +39,8 @@ class Settings:
     region: str = DEFAULT_REGION
     pool_size: int = 0
     scenario: str = ""
-    results_dir: str = "results"
+    results_dir: str = field(default_factory=lambda: os.path.abspath("results"))
+    """Absolute: a relative one given is read against the working directory at start-up (`_results_dir`)."""
     run_id: str = ""
     metrics_host: str = "127.0.0.1"
     metrics_port: int = DEFAULT_METRICS_PORT
@@ -286,7 +288,7 @@ def from_options(options: Namespace | None) -> Settings:
         region=region,
         pool_size=pool_size,
         scenario=_scenario(str(get("scenario") or "")),
-        results_dir=str(get("results_dir") or "results"),
+        results_dir=_results_dir(str(get("results_dir") or "results")),
         run_id=_run_id(str(get("run_id") or "")),
         metrics_host=str(get("metrics_host") or "127.0.0.1"),
         metrics_port=metrics_port,
@@ -301,6 +303,13 @@ def _scenario(raw: str) -> str:
         return resolve(raw) if raw else raw
     except DynlocustError as exc:
         raise ConfigurationError(f"--scenario: {exc}") from None
+
+
+def _results_dir(raw: str) -> str:
+    """The results directory as an absolute path, against the directory it was given in (the process's working
+    directory): a relative one would otherwise be read against whatever a library takes as its base (Flask's
+    `send_file` takes Locust's package directory, so the web UI's report link answered 500)."""
+    return os.path.abspath(os.path.expanduser(raw))
 
 
 def _run_id(raw: str) -> str:
