@@ -10,7 +10,7 @@ import tomllib
 
 from prometheus_client import CollectorRegistry
 
-from dynlocust.exit_codes import MEANINGS, SEVERITY, ExitCode
+from dynlocust.exit_codes import COMMAND_MEANINGS, MEANINGS, SEVERITY, ExitCode
 from dynlocust.observe.metrics import Metrics
 from dynlocust.plugin import settings
 from tests.support.runs import ROOT
@@ -68,3 +68,8 @@ def test_the_options_table_is_every_option_registered() -> None:
     settings.add_arguments(recorder)
     written = [(o.strip("`"), e.strip("`"), h.replace("\\|", "|")) for o, e, h in marked_table("options.md", "options")]
     assert len(recorder.rows) > 20 and written == recorder.rows
+
+
+def test_the_command_exit_line_table_is_the_code_table() -> None:
+    rows = [(cells[0].strip("`"), cells[1], cells[2]) for cells in marked_table("verdicts.md", "command-exit-lines")]
+    assert rows == [(command, words[0], words[1]) for command, words in COMMAND_MEANINGS.items()]
