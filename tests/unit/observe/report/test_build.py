@@ -431,3 +431,32 @@ def test_csv_neutralizes_formulas_and_keeps_its_columns(tmp_path: Path) -> None:
     assert windows[0]["verdict"] == "partial"  # a verdict outside the vocabulary is never echoed: read as partial
     throttles = list(csv.DictReader(io.StringIO(files["throttles.csv"])))
     assert {r["code"] for r in throttles} == {"'@SUM(1)", "'-1+2"}
+
+
+@pytest.mark.parametrize(
+    ("code", "tone", "words"),
+    [
+        (0, "complete", "exit code 0: passed"),
+        (3, "failed", "exit code 3: an SLO failed"),
+        (8, "inconclusive", "exit code 8: inconclusive: too few windows could be judged"),
+        (1, "failed", "exit code 1: failed"),
+    ],
+)
+def test_the_status_box_is_coloured_and_worded_by_the_exit_code(
+    tmp_path: Path, code: int, tone: str, words: str
+) -> None:
+    """It was green for every complete run ("Complete: 4 windows, exit code 3."), a failed SLO's too."""
+    records = _records(COMPLETE)
+    if code == 3:
+        window = next(r for r in records if r["type"] == "window")
+        window["slo_failures"] = ["window 1: p99 latency 412 ms > 250 ms"]
+    records[-1]["exit_code"] = code
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    page = html.render(build.load_report(path))
+    status = page.split('id="status"', 1)[1].split("</div>", 1)[0]
+    assert f'<div class="{tone}" id="status"' in page and f'data-exit-code="{code}"' in status
+    assert escape(words) in status
+    if code == 3:  # the failure right under the status, before the run's details and the window table
+        assert page.index('id="slo-failures"') < page.index('class="meta"') < page.index('id="windows"')
+        assert "p99 latency 412 ms" in page.split('id="slo-failures"', 1)[1].split("</ul>", 1)[0]
