@@ -44,7 +44,7 @@
     if (!img) {
       img = document.createElement("img");
       img.id = "dynlocust-chart";
-      img.alt = "target, offered, accepted and throttled requests per second per bin";
+      img.alt = "target, offered, sent, accepted and throttled requests per second per bin";
       img.style.cssText = "display:block;max-width:100%;margin-top:16px;background:#fff";
       box.parentElement.insertBefore(img, box.nextSibling);
     }

@@ -119,7 +119,7 @@ def test_start_from_the_form_and_watch_windows_and_throttles(
 
         page.goto(url + "/dynamodb")
         assert page.locator("#status").get_attribute("data-status") == "live"
-        assert page.locator("svg#timeline path.series").count() == 4
+        assert page.locator("svg#timeline path.series").count() == 5  # target, offered, sent, accepted, throttled
         assert failed == []
     finally:
         page.close()

@@ -460,3 +460,33 @@ def test_the_status_box_is_coloured_and_worded_by_the_exit_code(
     if code == 3:  # the failure right under the status, before the run's details and the window table
         assert page.index('id="slo-failures"') < page.index('class="meta"') < page.index('id="windows"')
         assert "p99 latency 412 ms" in page.split('id="slo-failures"', 1)[1].split("</ul>", 1)[0]
+
+
+def test_every_throughput_chart_shows_what_was_sent_beside_what_came_due() -> None:
+    """offered/s is the schedule: without sent/s, sends the client never made read as DynamoDB refusing them."""
+    report = build.load_report(COMPLETE)
+    series = {s.name: s for s in plots.timeline_series(report)}  # the report's SVG and PNG, and the live chart
+    bins = [b for w in report.windows for b in w.bins]
+    assert [y for _, y in series["sent/s"].points] == [b.sent / b.seconds for b in bins]
+    assert [x for x, _ in series["sent/s"].points] == [x for x, _ in series["offered/s"].points]
+    page = html.render(report)
+    assert 'data-series="sent/s"' in page.split('id="timeline"', 1)[1].split("</svg>", 1)[0]
+    rows = list(csv.DictReader(io.StringIO(csvout.render(report)["bins.csv"])))
+    assert [int(r["sent"]) for r in rows] == [b.sent for b in bins]
+
+
+def test_latency_png_ticks_only_whole_windows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    ticks: dict[str, list[float]] = {}
+    save = Figure.savefig
+
+    def recording(self: Figure, path: Any, *args: Any, **kwargs: Any) -> Any:
+        self.canvas.draw()
+        ticks[Path(path).name] = [float(t) for ax in self.axes for t in ax.get_xticks()]
+        return save(self, path, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", recording)
+    plots.write_pngs(build.load_report(COMPLETE), tmp_path)
+    assert ticks["latency.png"] and all(t.is_integer() for t in ticks["latency.png"]), ticks["latency.png"]
