@@ -90,7 +90,9 @@ def render(report: RunReport, *, live: str | None = None, refresh_seconds: int =
         said = exit_line(int(code)) if isinstance(code, int) else "no exit code recorded"
         parts.append(
             f'<div class="{_tone(code)}" id="status" data-status="complete" data-exit-code="{escape(str(code))}">'
-            f"Complete: {len(report.windows)} windows. {escape(said)}.</div>"
+            f"Complete: {len(report.windows)} windows. {escape(said)}."
+            + (f" The run failed: {escape(report.failure)}." if report.failure else "")
+            + "</div>"
         )
     failures = [f for w in report.windows for f in w.slo_failures]
     if failures:  # what failed the run, right under the status that says it did

@@ -490,3 +490,35 @@ def test_latency_png_ticks_only_whole_windows(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setattr(Figure, "savefig", recording)
     plots.write_pngs(build.load_report(COMPLETE), tmp_path)
     assert ticks["latency.png"] and all(t.is_integer() for t in ticks["latency.png"]), ticks["latency.png"]
+
+
+ENDPOINT_KILLED = DATA / "endpoint-killed.jsonl"
+"""A real run whose embedded endpoint was killed with SIGKILL in its first window (4 windows of 3 s at 20/s)."""
+
+
+def test_a_killed_endpoint_is_named_in_the_conclusion_and_the_run_is_complete_and_failed() -> None:
+    """It said only that the test failed, and the report called a run whose 4 windows all closed "did not
+    complete"."""
+    from dynlocust.observe.conclusion import conclude
+
+    windows = _windows(ENDPOINT_KILLED)
+    text = conclude(windows).text
+    assert text.endswith(
+        "The endpoint stopped answering in window 1 (connection refused: 24 of its 59 requests, then all 180 of "
+        "windows 2-4)."
+    ), text
+    report = build.load_report(ENDPOINT_KILLED)
+    assert not report.partial and report.failure is not None
+    page = html.render(report)
+    status = page.split('id="status"', 1)[1].split("</div>", 1)[0]
+    assert 'data-status="complete"' in page and "PARTIAL" not in page
+    assert "exit code 1: failed" in status and "The run failed: window 1: 24 of 59 requests failed" in status
+
+
+def test_an_endpoint_that_answered_to_the_end_is_not_said_lost() -> None:
+    from dynlocust.observe import endpoint_lost
+
+    assert endpoint_lost.sentence(_windows(COMPLETE)) is None
+    windows = _windows(ENDPOINT_KILLED)
+    windows[-1]["summary"]["accepted"] = 1  # it answered again in the last window: not lost
+    assert endpoint_lost.sentence(windows) is None
