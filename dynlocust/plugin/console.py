@@ -80,7 +80,7 @@ def tolerate_closed_stdout(**_kwargs: Any) -> None:
     """For a run's process (`dynlocust run`, and `locust -f` at `init`): stdout's reader may go away (`| head`)
     without stopping the run."""
     if not isinstance(sys.stdout, _ClosedStdoutTolerated):
-        sys.stdout = _ClosedStdoutTolerated(sys.stdout)  # type: ignore[assignment]
+        sys.stdout = _ClosedStdoutTolerated(sys.stdout)
 
 
 def stdout_lost() -> bool:
