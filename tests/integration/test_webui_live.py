@@ -198,9 +198,14 @@ def _check_finished(shot: dict[str, Any], runs: Path, run_id: str, code: int) ->
     # each closed window's table state, as DescribeTable gave it at the window's end (none for a window cut short)
     assert "table state" in shot["columns"], shot["columns"]
     windows = [r for r in _results(runs, run_id) if r["type"] == "window"]
-    expected = [f"t: {describe(w['table_state']['tables']['t'])}" if w.get("table_state") else "-" for w in windows]
+    scale = _results(runs, run_id)[0]["capacity_scale"]  # the run record's: the endpoint emulates at this scale
+    assert scale == 0.0025
+    expected = [
+        f"t: {describe(w['table_state']['tables']['t'], scale)}" if w.get("table_state") else "-" for w in windows
+    ]
     assert shot["states"] == expected, shot["states"]
-    assert expected[0].startswith("t: on-demand, max -, warm 12,000/4,000 r/w, ACTIVE, ")
+    # as emulated, then as DescribeTable said (the service's figures): it showed 12,000/4,000 alone
+    assert expected[0].startswith("t: on-demand, max -, warm 30/10 (12,000/4,000 x0.0025) r/w, ACTIVE, ")
 
 
 @pytest.mark.slow

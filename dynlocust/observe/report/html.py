@@ -144,7 +144,7 @@ def render(report: RunReport, *, live: str | None = None, refresh_seconds: int =
     if explained:
         items = "".join(f"<li>{escape(why_line(e))}</li>" for e in explained)
         parts.append(f'<h2>Why throttled</h2><ul id="throttle-why">{items}</ul>')
-    states = table_states.rows(report.run.get("table_state"), report.windows)
+    states = table_states.rows(report.run.get("table_state"), report.windows, report.run.get("capacity_scale"))
     if states:
         head = "".join(f"<th>{escape(c)}</th>" for c in table_states.HEADER)
         trs = "".join(
