@@ -133,6 +133,7 @@ def test_each_command_fails_in_one_line_with_its_code(
     assert any(stream.rstrip().endswith(said[0]) for stream in (out, proc.stderr))  # the last line of its stream
     if argv[0] == "run":
         assert not (tmp_path / "r").exists()  # refused before anything started
+        assert "Response time percentiles" not in both and "Aggregated" not in both  # no empty Locust tables
 
 
 def test_a_run_whose_stdout_closed_goes_on_to_its_end(places: dict[str, str], tmp_path: Path) -> None:
