@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
 PYTEST_ARGS ?=
 
-.PHONY: demo test test-quick lint docs install clean
+.PHONY: demo test test-quick lint docs install dist clean
 
 # Everything: the package with the dev, docs, report and pynamodb extras (what tests, lint and the documentation site
 # need) and bench (the benchmarks' own dependencies).
@@ -35,6 +35,13 @@ $(DEMO_STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# The wheel a user installs until dynlocust is published (docs/getting-started.md): dist/dynlocust-VERSION-py3-none-any.whl,
+# built by pip in an isolated environment from this checkout (the shipped scenarios and the ECS template inside).
+dist:
+	rm -f dist/dynlocust-*.whl
+	$(PY) -m pip wheel -q --no-deps --wheel-dir dist .
+	@ls dist/dynlocust-*.whl
+
 demo: $(DEMO_STAMP)
 	$(BIN)/python -m dynlocust.cli run quickstart
 
@@ -57,4 +64,4 @@ test-quick: lint
 	$(BIN)/python -m pytest -m 'not slow' $(PYTEST_ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache results site
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache results site dist build

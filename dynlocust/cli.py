@@ -9,6 +9,7 @@ command ends prints its `exit code N: meaning` line last (`dynlocust.exit_codes.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Sequence
@@ -98,6 +99,13 @@ def _ui(args: argparse.Namespace, passthrough: list[str]) -> int:
     sys.argv = ["locust", "-f", str(SCENARIO_LOCUSTFILE), "--scenario", args.scenario, *web_host,
                 *(["--host", args.host] if args.host else []), *args.options.argv(args), *passthrough]  # fmt: skip
     from locust import main as locust_main
+    from locust.argument_parser import get_parser
+
+    from dynlocust.plugin.settings import check_bindable
+
+    web = get_parser().parse_known_args(sys.argv[1:])[0]  # as Locust will read them: options, variables, locust.conf
+    if not web.headless:
+        check_bindable("--web-port", web.web_host, web.web_port)
 
     try:
         locust_main.main()
@@ -107,7 +115,10 @@ def _ui(args: argparse.Namespace, passthrough: list[str]) -> int:
 
 
 def _run_locust(args: argparse.Namespace, passthrough: list[str]) -> int:
+    from dynlocust.plugin import console
     from dynlocust.scenario import scale
+
+    console.tolerate_closed_stdout()
     from dynlocust.scenario.catalog import resolve
 
     args.scenario = resolve(args.scenario)  # a bare name is a shipped scenario
@@ -225,7 +236,7 @@ def _init(args: argparse.Namespace, passthrough: list[str]) -> int:
 def _cleanup(args: argparse.Namespace, passthrough: list[str]) -> int:
     """List the tables tagged with the run id, ask (unless --yes), delete them."""
     from dynlocust.plugin import settings
-    from dynlocust.request.transport.boto3 import make_client, validate_endpoint
+    from dynlocust.request.transport.boto3 import endpoint_errors, make_client, validate_endpoint
     from dynlocust.run.cleanup import delete_tables, tables_of_run
 
     region = args.region or os.environ.get("DYNLOCUST_REGION")
@@ -233,7 +244,8 @@ def _cleanup(args: argparse.Namespace, passthrough: list[str]) -> int:
     if args.host:
         validate_endpoint(args.host)
     client = make_client(args.host, region=chosen.region, connect_timeout=5.0, read_timeout=10.0, pool_size=1)
-    names = tables_of_run(client, chosen.run_id)
+    with endpoint_errors(args.host or f"DynamoDB in {chosen.region}"):
+        names = tables_of_run(client, chosen.run_id)
     if not names:
         print(f"dynlocust cleanup: no table is tagged with run id {chosen.run_id}; nothing to delete")
         return 0
@@ -246,7 +258,8 @@ def _cleanup(args: argparse.Namespace, passthrough: list[str]) -> int:
         if answer.strip().lower() not in ("y", "yes"):
             print("dynlocust cleanup: nothing deleted")
             return 0
-    deleted = delete_tables(client, names)
+    with endpoint_errors(args.host or f"DynamoDB in {chosen.region}"):
+        deleted = delete_tables(client, names)
     print(f"deleted {len(deleted)} tables: {', '.join(deleted)}")
     return 0
 
@@ -334,27 +347,48 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Every way the command ends, ending with its `exit code N: meaning` line (on stderr, so stdout stays the
-    command's output: manifests, Markdown). A run's epilogue says it first; the line is added here only when none
-    was said or the code changed since (a run's diff). `--help` ran nothing and has no line."""
+    command's output: manifests, Markdown), in the command's own words. A run's epilogue says it first; the line is
+    added here only when none was said or the code changed since (a run's diff). `--help` ran nothing and has no
+    line. A reader that closed stdout early (`| head -1`) cut the output short: one line, exit 1."""
     from dynlocust.exit_codes import ExitCode, last_said, say
 
     pid = os.getpid()
+    command: list[str] = []
     try:
-        code = _dispatch(argv)
+        code = _dispatch(argv, command)
     except SystemExit as exit_:  # argparse's usage errors and --help, ours or a subcommand's
         if exit_.code in (0, None):
             return 0
         code = exit_.code if isinstance(exit_.code, int) else ExitCode.FAILED
     except KeyboardInterrupt:
         code = ExitCode.ABORTED
-    if last_said() != code and os.getpid() == pid:  # a child forked by `--processes` is not the command
-        say(code, sys.stderr)
+    except BrokenPipeError:
+        _stdout_closed()
+        code = ExitCode.FAILED
+    from dynlocust.plugin.console import stdout_lost
+
+    if (last_said() != code or stdout_lost()) and os.getpid() == pid:  # a child of `--processes` is not the command
+        with contextlib.suppress(OSError):  # stderr closed too: the exit code still says it
+            say(code, sys.stderr, command[0] if command else None)
     return int(code)
 
 
-def _dispatch(argv: Sequence[str] | None) -> int:
+def _stdout_closed() -> None:
+    """Say once that stdout's reader went away; point stdout at /dev/null so the interpreter's own flush at exit
+    does not print a second error."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    with contextlib.suppress(OSError):
+        print(
+            "dynlocust: error: stdout: expected a reader for the whole output, found it closed early", file=sys.stderr
+        )
+
+
+def _dispatch(argv: Sequence[str] | None, command: list[str]) -> int:
     parser = build_parser()
     args, passthrough = parser.parse_known_args(argv)
+    command.append(args.command)
     if args.command in ("run", "ui"):  # a SIGTERM from now on exits 4, not 143 (Locust's handler comes later)
         from dynlocust.plugin import lifeline
 

@@ -1,8 +1,9 @@
 """The exit codes of dynlocust, in one table: each number means one thing, said once in words.
 
 `ExitCode` is what a process exits with; `MEANINGS` is the text of its `exit code N: ...` line (and of the docs'
-table), which `say` prints, the one place that line is written. A run that ends for several reasons at once exits
-with the `worst` of them, by `SEVERITY`.
+table), which `say` prints, the one place that line is written. A command that is not a run says 0 and 1 in its own
+words (`COMMAND_MEANINGS`): "every SLO held" means nothing after `dynlocust validate`. A run that ends for several
+reasons at once exits with the `worst` of them, by `SEVERITY`.
 """
 
 from __future__ import annotations
@@ -36,6 +37,23 @@ MEANINGS: dict[int, str] = {
     ExitCode.INCONCLUSIVE: "inconclusive: too few windows could be judged to say where the limit is",
 }
 
+NOT_A_RUN_FAILED = "failed: the command could not finish (see the error above)"
+COMMAND_MEANINGS: dict[str, dict[int, str]] = {
+    command: {ExitCode.PASSED: passed, ExitCode.FAILED: NOT_A_RUN_FAILED}
+    for command, passed in {
+        "validate": "passed: every scenario is valid (summarised above)",
+        "scenarios": "passed: the shipped scenarios are listed",
+        "init": "passed: the starter project is written",
+        "cleanup": "passed: the run's tables are listed, and deleted as asked",
+        "report": "passed: the reports are written",
+        "compare": "passed: every operation was timed both ways (and no regression against a baseline)",
+        "diff": "passed: no significant change for the worse",
+        "k8s": "passed: every manifest is written",
+        "local": "passed: the endpoint served until it was stopped",
+    }.items()
+}
+"""The words of 0 and 1 for each command that is not a run (`run`, `ui`, `ecs` and `locust -f` are runs)."""
+
 SEVERITY: tuple[ExitCode, ...] = (
     ExitCode.BAD_INPUT,
     ExitCode.FAILED,
@@ -50,9 +68,10 @@ SEVERITY: tuple[ExitCode, ...] = (
 """Most severe first: what made the numbers unusable outranks what the numbers say."""
 
 
-def meaning(code: int) -> str:
-    """The words for `code`; a code dynlocust never sets is Locust's own."""
-    return MEANINGS.get(code, "not one of dynlocust's exit codes (set by Locust)")
+def meaning(code: int, command: str | None = None) -> str:
+    """The words for `code` (after `command`, when it is not a run); a code dynlocust never sets is Locust's own."""
+    own = COMMAND_MEANINGS.get(command or "", {}).get(code)
+    return own or MEANINGS.get(code, "not one of dynlocust's exit codes (set by Locust)")
 
 
 def worst(codes: Iterable[int]) -> int:
@@ -67,14 +86,14 @@ def worst(codes: Iterable[int]) -> int:
 _said: list[int] = []
 
 
-def exit_line(code: int) -> str:
+def exit_line(code: int, command: str | None = None) -> str:
     """`exit code N: meaning`, the line a person (or CI log) reads last."""
-    return f"exit code {code}: {meaning(code)}"
+    return f"exit code {code}: {meaning(code, command)}"
 
 
-def say(code: int, out: TextIO) -> None:
+def say(code: int, out: TextIO, command: str | None = None) -> None:
     """Print `code`'s exit line on `out`, and remember it: the CLI adds its own only when the last said differs."""
-    out.write(exit_line(code) + "\n")
+    out.write(exit_line(code, command) + "\n")
     out.flush()
     _said.append(int(code))
 

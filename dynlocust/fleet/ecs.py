@@ -45,6 +45,7 @@ from dynlocust.fleet.ecs_resources import (
 )
 from dynlocust.fleet.results_table import END_SEQ, read_records
 from dynlocust.run.run_id import new_run_id
+from dynlocust.scenario.catalog import resolve
 
 # -- progress ------------------------------------------------------------------------------------------------
 
@@ -240,7 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dynlocust ecs", description="Run a scenario on ECS Fargate.")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run a scenario with a master and N workers on Fargate, then tear down")
-    run.add_argument("scenario", type=Path, help="scenario YAML file (remote target)")
+    run.add_argument("scenario", type=Path, help="scenario YAML file (remote target), or the name of a shipped one")
     run.add_argument("--workers", type=int, required=True, help="number of worker tasks")
     run.add_argument("--image", required=True, help="the dynlocust image (docker/Dockerfile) in a registry")
     run.add_argument("--vpc-id", required=True, help="VPC of the tasks and of the private DNS namespace")
@@ -271,7 +272,7 @@ def options_from(args: argparse.Namespace) -> LaunchOptions:
     memory = fargate.default_memory(args.worker_cpu) if args.worker_memory is None else args.worker_memory
     fargate.check_size(args.worker_cpu, memory)
     return LaunchOptions(
-        scenario_path=args.scenario,
+        scenario_path=Path(resolve(str(args.scenario))),  # a bare name is a shipped scenario
         workers=args.workers,
         image=args.image,
         vpc_id=args.vpc_id,

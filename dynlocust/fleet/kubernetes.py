@@ -32,6 +32,7 @@ from dynlocust.fleet.kubernetes_checks import (
     millicores,
     validate,
 )
+from dynlocust.scenario.catalog import resolve
 
 MASTER_PORT = 5557
 METRICS_PORT = 9646
@@ -371,7 +372,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dynlocust k8s", description="Kubernetes manifests for a fleet.")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("render", help="write the plain manifests of a scenario's fleet (apply with kubectl)")
-    run.add_argument("scenario", type=Path, help="scenario YAML file")
+    run.add_argument("scenario", type=Path, help="scenario YAML file, or the name of a shipped one")
     run.add_argument("--workers", type=int, required=True, help="number of worker pods")
     run.add_argument("--image", default=RenderOptions.image, help="the dynlocust image (docker/Dockerfile)")
     run.add_argument(
@@ -403,7 +404,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def options_from(args: argparse.Namespace) -> RenderOptions:
     return RenderOptions(
-        scenario_path=args.scenario,
+        scenario_path=Path(resolve(str(args.scenario))),  # a bare name is a shipped scenario
         workers=args.workers,
         image=args.image,
         namespace=args.namespace,

@@ -16,7 +16,7 @@ from dynlocust.observe.diff.shape import scenario_shape
 from dynlocust.observe.report.table import format_progress, format_window_table
 from dynlocust.run.closed_window import ClosedWindow
 from dynlocust.run.results import ResultsError, ResultsWriter
-from dynlocust.scenario.model import Scenario
+from dynlocust.scenario.model import LocalTarget, Scenario
 from dynlocust.scenario.plan import Plan
 
 UNKEPT = ("bins", "pacing")
@@ -45,6 +45,7 @@ class FleetOutput:
             t0=plan.t0,
             worker_count=worker_count,
             windows=windows,
+            capacity_scale=capacity_scale(scenario),
             **run_fields,
         )
 
@@ -96,3 +97,9 @@ class FleetOutput:
         self.out.flush()
         if unwritten is not None:
             raise unwritten
+
+
+def capacity_scale(scenario: Scenario) -> float | None:
+    """The embedded endpoint's capacity scale (scaling applied), which every capacity DescribeTable reports is
+    emulated at; None for a remote target, whose figures are the service's own."""
+    return scenario.target.capacity_scale if isinstance(scenario.target, LocalTarget) else None

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from dynlocust.observe import endpoint_lost
 from dynlocust.observe.throttle_causes import explain
 from dynlocust.run.saturation import REASONS, Saturation
 from dynlocust.run.verdict import Verdict
@@ -184,6 +185,9 @@ def conclude(records: Sequence[Mapping[str, Any]]) -> Conclusion:
         )
     if errors:
         sentences.append(f"{_sentence(window_list(errors))} failed mostly with errors: the test, not DynamoDB, failed.")
+    lost = endpoint_lost.sentence(windows)
+    if lost is not None:  # a clause of its own: when the endpoint stopped answering, and how
+        sentences.append(lost)
     if judged and not service and not client and not errors:
         top = max(judged, key=lambda i: float(summary(i).get("target_rate") or 0.0))
         sentences.append(

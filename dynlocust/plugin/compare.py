@@ -31,7 +31,7 @@ from dynlocust.errors import DynlocustError
 from dynlocust.observe.diff import mapper as diff_mapper
 from dynlocust.plugin.compare_measure import Case, PairContext, Row, format_table, measure
 from dynlocust.plugin.compare_reference import Bench, DynlocustMapper, ReferenceMapper
-from dynlocust.request.transport.boto3 import make_client
+from dynlocust.request.transport.boto3 import endpoint_errors, make_client
 
 ADAPTERS = ("dynlocust", "pynamodb")
 
@@ -135,6 +135,7 @@ def run(
                     print(f"warning: compare --pairs {pairs}: teardown failed: {exc}", file=sys.stderr)
     if adapter not in ADAPTERS:
         raise DynlocustError(f"compare --adapter: expected one of {', '.join(ADAPTERS)}, found {adapter!r}")
+    client.list_tables(Limit=1)  # the endpoint answers and takes the credentials before a table is created
     bench = Bench(client, prefix)
     try:
         bench.create_tables()
@@ -172,15 +173,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             local = LocalEndpoint(capacity=False).start()
             endpoint = local.url
-        rows = run(
-            endpoint,
-            region=args.region,
-            runs=args.runs,
-            repeat=args.repeat,
-            only=args.only or (),
-            adapter=adapter,
-            pairs=args.pairs,
-        )
+        with endpoint_errors(endpoint, option="--endpoint"):
+            rows = run(
+                endpoint,
+                region=args.region,
+                runs=args.runs,
+                repeat=args.repeat,
+                only=args.only or (),
+                adapter=adapter,
+                pairs=args.pairs,
+            )
         label = args.pairs or adapter
         where = "local (embedded)" if local else endpoint
         print(format_table(rows, args.runs, args.repeat, where, label))

@@ -99,6 +99,15 @@ def build(results_path: Path, out: TextIO) -> tuple[Path | None, str, bool]:
     return report_path, "", False
 
 
+_notes: list[str] = []
+
+
+def note(line: str) -> None:
+    """A warning said at the start that the end summary repeats, just before the exit line (once however often)."""
+    if line not in _notes:
+        _notes.append(line)
+
+
 def arm_exit_line(options: Any) -> None:
     """Print only the `exit code N: ...` line when Locust quits: the run ended before it had results to report."""
     out = sys.stderr if getattr(options, "json", False) else sys.stdout
@@ -137,8 +146,15 @@ def write(results_path: Path, out: TextIO, table: bool = True, *, exit_code: int
         for reason in built.skipped:
             out.write(f"report: skipped {reason}\n")
     exit_code = _with_late_signal(exit_code)
-    say(exit_code, out)
+    _say_with_notes(exit_code, out)
     return report_path, exit_code
+
+
+def _say_with_notes(code: int, out: TextIO) -> None:
+    """The warnings noted at the start again, then the exit line."""
+    for line in _notes:
+        out.write(line + "\n")
+    say(code, out)
 
 
 def _with_late_signal(exit_code: int) -> int:
@@ -170,7 +186,7 @@ def on_quit(exit_code: int, **_kwargs: Any) -> None:
         for a in ended:
             assert a.ended is not None
             out.write(run_line(a.ended) + "\n")
-        say(code, out)
+        _say_with_notes(code, out)
     if not ended and not any(a.results is not None for a in armed):
         code = _with_late_signal(code)
         for out in _lines_only:  # no other line says it: a run whose set-up failed still gets its exit line

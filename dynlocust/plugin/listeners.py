@@ -12,14 +12,16 @@ In firing order:
   and endpoint validated, the role created (`roles.create`: standalone, master or worker) with a `quitting`
   listener that hears shutdown before Locust's runner (`safety.hear_shutdown`), metrics wired by role, the web UI's
   origin guard (`web_origin`: no other origin's page drives or reads it); for a
-  scenario: Locust's misleading run-time hint dropped, the DynamoDB tab when there is a web UI, credentials
-  redacted from logs, interrupts (Ctrl-C and SIGTERM) routed, the role's fleet messages registered (before the
-  scenario is prepared: workers say hello while a master starts its endpoint) and the scenario prepared;
+  scenario: Locust's misleading run-time hint dropped, a closed stdout tolerated, the DynamoDB tab when there is a
+  web UI, credentials redacted from logs, interrupts (Ctrl-C and SIGTERM) routed, the role's fleet messages
+  registered (before the scenario is prepared: workers say hello while a master starts its endpoint) and the
+  scenario prepared;
 - `test_start`: a fresh run set up and handed out (`setup.begin`);
 - `test_stopping`: the role's stopping (a standalone web UI run closes its windows while Locust still says running);
 - `test_stop`: the role's stop (the run ended, its tables deleted and, in the web UI, its report written; a worker
   stops its share);
-- `quitting`: metrics stopped after a last scrape, then the run torn down and the embedded endpoint stopped;
+- `quitting`: metrics stopped after a last scrape, then the run torn down and the embedded endpoint stopped, and
+  Locust's statistics tables hidden when not one request was made;
 - `quit`: the epilogue, with the process's exit code.
 """
 
@@ -84,12 +86,14 @@ def register_scenario() -> None:
         "scenario",
         [
             (events.init, console.drop_run_time_hint),
+            (events.init, console.tolerate_closed_stdout),
             (events.init, _install_web_tab),
             (events.init, _prepare),
             (events.test_start, _begin),
             (events.test_stopping, _stopping),
             (events.test_stop, _stop),
             (events.quitting, _quitting),
+            (events.quitting, console.hide_empty_tables),
             (events.quit, epilogue.on_quit),
         ],
     )

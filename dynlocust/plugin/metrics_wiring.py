@@ -8,6 +8,8 @@ installed `Metrics` of an environment lives in its run state (`dynlocust.plugin.
 from __future__ import annotations
 
 import logging
+import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -18,8 +20,9 @@ from locust.web import WebUI
 import gevent
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry
 
+from dynlocust.exit_codes import ExitCode
 from dynlocust.observe.metrics import REPORT_KEY, SAMPLE_INTERVAL, Metrics
-from dynlocust.plugin import context
+from dynlocust.plugin import context, epilogue
 
 log = logging.getLogger("dynlocust.observe.metrics")
 
@@ -89,10 +92,29 @@ def ship_to_master(environment: Environment, metrics: Metrics) -> None:
 
 
 def serve(environment: Environment, metrics: Metrics) -> None:
-    """Serve /metrics on --metrics-host:--metrics-port (0: not served)."""
+    """Serve /metrics on --metrics-host:--metrics-port (0: not served). A port given that cannot be bound ends the
+    process before anything starts (exit 2): a Prometheus scraping it would read another process. The default port
+    taken only loses /metrics, said at the start and again in the run's epilogue."""
     settings = context.settings_for(environment)
-    if settings.metrics_port:
+    if not settings.metrics_port:
+        return
+    where = f"{settings.metrics_host}:{settings.metrics_port}"
+    try:
         _installed(environment).server = _serve(metrics, settings.metrics_host, settings.metrics_port)
+    except OSError as exc:
+        why = os.strerror(exc.errno or 0)
+        if settings.metrics_port_given:
+            sys.stderr.write(
+                f"dynlocust: error: --metrics-port: expected a port free to listen on at {settings.metrics_host}, "
+                f"found {settings.metrics_port} taken ({why})\n"
+            )
+            sys.exit(ExitCode.BAD_INPUT)
+        line = (
+            f"warning: Prometheus /metrics not served: the default port {where} is taken ({why}), "
+            "perhaps by another run; give --metrics-port to choose one (0: none)"
+        )
+        sys.stderr.write(f"dynlocust: {line}\n")
+        epilogue.note(line)
 
 
 def _installed(environment: Environment) -> _Installed:
@@ -129,11 +151,7 @@ def _serve(metrics: Metrics, host: str, port: int) -> Any:
     from gevent.pywsgi import WSGIServer
 
     server = WSGIServer((host, port), metrics.wsgi_app, log=None, error_log=None)
-    try:
-        server.start()
-    except OSError as exc:
-        log.warning("Prometheus /metrics not served: cannot listen on %s:%d (%s)", host, port, exc)
-        return None
+    server.start()
     log.info("Prometheus metrics at http://%s:%d/metrics", host, server.server_port)
     return server
 

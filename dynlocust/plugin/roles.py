@@ -21,6 +21,7 @@ from locust.runners import STATE_MISSING, MasterRunner, WorkerRunner
 
 import gevent
 
+from dynlocust.exit_codes import ExitCode
 from dynlocust.fleet import merge
 from dynlocust.fleet.merge import FleetMerge
 from dynlocust.plugin import metrics_wiring, safety
@@ -28,9 +29,11 @@ from dynlocust.plugin.context import RunContext, current, current_report, curren
 from dynlocust.run.closed_window import ClosedWindow
 from dynlocust.run.local_run import LocalRun
 from dynlocust.run.table_state import TableStatePoller
+from dynlocust.scenario import scale
 
 if TYPE_CHECKING:
     from dynlocust.observe.metrics import Metrics
+    from dynlocust.plugin.settings import Settings
 
 log = logging.getLogger("dynlocust")
 
@@ -164,6 +167,7 @@ class Master(Role):
             "host": self.environment.host,
             "master_time": time.time(),
             "digest": state_for(self.environment).digest,
+            **_agreement(state_for(self.environment).settings),
         }
 
     def _watch_workers(self, run: RunContext) -> None:
@@ -276,12 +280,11 @@ class Worker(Role):
         ):
             return
         if plan["digest"] != state.digest:
-            log.error("this worker's --scenario differs from the master's; refusing the plan")
-            refusal = {
-                "worker_index": plan["worker_index"],
-                "abort_reason": "its scenario file differs from the master's",
-            }
-            runner.send_message(merge.DONE, refusal)
+            why = _disagreement(plan, state.settings)
+            log.error("this worker's %s; refusing the plan (exit code 2)", why)
+            runner.send_message(merge.DONE, {"worker_index": plan["worker_index"], "abort_reason": why})
+            self.environment.process_exit_code = ExitCode.BAD_INPUT  # a worker that cannot play is no worker
+            gevent.spawn(runner.quit)
             return
         if previous is not None and previous.run is not None and not previous.run.finished:
             previous.run.stop("a new run began")
@@ -347,3 +350,20 @@ def _next_window(report: FleetMerge) -> int | None:
     """The first window that starts far enough ahead for a new share to reach every worker in time."""
     start_after = time.time() + REPLAN_LEAD
     return next((w.index for w in report.plan.windows if w.start > start_after), None)
+
+
+def _agreement(settings: Settings) -> dict[str, str]:
+    """What master and worker must share, piece by piece, so a worker that refuses a plan can say which differs."""
+    return {"file_digest": scale.digest(settings.scenario, scale.Scaling()), "scaling": settings.scaling.describe()}
+
+
+def _disagreement(plan: dict[str, Any], settings: Settings) -> str:
+    """Why this worker's scenario is not the master's: the file, or only the scale options it was started with."""
+    mine = _agreement(settings)
+    if plan.get("file_digest") == mine["file_digest"] and plan.get("scaling") != mine["scaling"]:
+        return (
+            f"scale options differ from the master's (same scenario file; master: {plan['scaling']}; this worker: "
+            f"{mine['scaling']}): start it with the master's --local, --rate-scale, --duration-scale, "
+            "--capacity-scale and --time-scale"
+        )
+    return "scenario file differs from the master's"

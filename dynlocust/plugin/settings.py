@@ -7,6 +7,7 @@ UI's start form all see the same ones, and they are validated once, at start-up,
 from __future__ import annotations
 
 import math
+import os
 import re
 from argparse import Namespace
 from dataclasses import dataclass, field
@@ -39,11 +40,15 @@ class Settings:
     region: str = DEFAULT_REGION
     pool_size: int = 0
     scenario: str = ""
-    results_dir: str = "results"
+    results_dir: str = field(default_factory=lambda: os.path.abspath("results"))
+    """Absolute: a relative one given is read against the working directory at start-up (`_results_dir`)."""
     run_id: str = ""
     metrics_host: str = "127.0.0.1"
     metrics_port: int = DEFAULT_METRICS_PORT
     web_origin: str = ""
+    metrics_port_given: bool = False
+    """--metrics-port (or its variable) was given: a port that cannot be bound stops the process (exit 2); the
+    default one taken by another process only loses /metrics, with a warning at the start and at the end."""
     stall_seconds: float | None = None
     run_margin: float | None = None
     master_timeout: float = DEFAULT_MASTER_TIMEOUT
@@ -141,7 +146,7 @@ def add_arguments(parser: Any) -> None:
     group.add_argument(
         "--metrics-port",
         type=str,
-        default=str(DEFAULT_METRICS_PORT),
+        default="",
         env_var="DYNLOCUST_METRICS_PORT",
         include_in_web_ui=False,
         help="Port of the Prometheus /metrics endpoint (default 9646; 0 turns it off).",
@@ -279,7 +284,8 @@ def from_options(options: Namespace | None) -> Settings:
     raw_read = get("read_timeout", "")
     read_timeout = None if raw_read in ("", None) else _positive_seconds("--read-timeout", raw_read)
     pool_size = _non_negative_int("--pool-size", get("pool_size", 0))
-    metrics_port = _non_negative_int("--metrics-port", get("metrics_port", DEFAULT_METRICS_PORT))
+    raw_port = get("metrics_port", "")
+    metrics_port = DEFAULT_METRICS_PORT if raw_port in ("", None) else _non_negative_int("--metrics-port", raw_port)
     if metrics_port > 65535:
         raise ConfigurationError(f"--metrics-port: expected a TCP port from 0 to 65535, found {metrics_port}")
     region = str(get("region") or DEFAULT_REGION)
@@ -297,11 +303,12 @@ def from_options(options: Namespace | None) -> Settings:
         region=region,
         pool_size=pool_size,
         scenario=_scenario(str(get("scenario") or "")),
-        results_dir=str(get("results_dir") or "results"),
+        results_dir=_results_dir(str(get("results_dir") or "results")),
         run_id=_run_id(str(get("run_id") or "")),
         metrics_host=str(get("metrics_host") or "127.0.0.1"),
         metrics_port=metrics_port,
         web_origin=_web_origin(str(get("web_origin") or "")),
+        metrics_port_given=raw_port not in ("", None),
         thresholds=_thresholds(get),
         scaling=scaling_from(get),
     )
@@ -313,6 +320,30 @@ def _scenario(raw: str) -> str:
         return resolve(raw) if raw else raw
     except DynlocustError as exc:
         raise ConfigurationError(f"--scenario: {exc}") from None
+
+
+def check_bindable(option: str, host: str, port: int) -> None:
+    """Raise `ConfigurationError` when `host:port` cannot be listened on now (another process has it), so the
+    command stops with one line before anything starts instead of a server's traceback later."""
+    import socket
+
+    if not port:
+        return
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gevent's servers bind
+        try:
+            probe.bind((host if host not in ("*", "") else "", port))
+        except OSError as exc:
+            raise ConfigurationError(
+                f"{option}: expected a port free to listen on at {host or '*'}, found {port} taken ({exc.strerror})"
+            ) from None
+
+
+def _results_dir(raw: str) -> str:
+    """The results directory as an absolute path, against the directory it was given in (the process's working
+    directory): a relative one would otherwise be read against whatever a library takes as its base (Flask's
+    `send_file` takes Locust's package directory, so the web UI's report link answered 500)."""
+    return os.path.abspath(os.path.expanduser(raw))
 
 
 def _run_id(raw: str) -> str:

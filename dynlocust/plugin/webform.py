@@ -14,27 +14,19 @@ from __future__ import annotations
 
 from argparse import Namespace
 from collections.abc import Mapping
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
 from dynlocust.errors import ConfigurationError
 from dynlocust.plugin.settings import Settings, from_options
-from dynlocust.request.transport.boto3 import make_client, validate_endpoint
+from dynlocust.request.transport.boto3 import endpoint_errors, make_client, validate_endpoint
 from dynlocust.run.claim import results_taken_message
 
 FIXED = frozenset({"scenario"})
 """Options set when the process starts: the scenario decides the endpoint, the tables and every worker's plan."""
 CLIENT_SIDE = frozenset({"deadline", "connect_timeout", "read_timeout", "region", "pool_size"})
 """Options of the processes that send requests: a fleet's workers take them from their own command line."""
-BAD_CREDENTIALS = frozenset(
-    {
-        "UnrecognizedClientException",
-        "InvalidSignatureException",
-        "IncompleteSignatureException",
-        "MissingAuthenticationTokenException",
-        "ExpiredTokenException",
-    }
-)
 PREFLIGHT_TIMEOUT = 5.0
 """At most this long per socket operation for the check a Start makes before it answers."""
 
@@ -93,26 +85,10 @@ def check_host(host: str | None, *, local: bool) -> None:
 
 def preflight(host: str | None, settings: Settings, region: str) -> None:
     """One request to the endpoint: raise `ConfigurationError` when it does not answer or refuses the credentials."""
-    from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+    from botocore.exceptions import ClientError
 
-    where = host or f"DynamoDB in {region}"
     timeout = min(settings.connect_timeout, PREFLIGHT_TIMEOUT)
-    try:
+    # any other refusal (such as AccessDenied for ListTables) proves the endpoint answers and checks signatures
+    with suppress(ClientError), endpoint_errors(host or f"DynamoDB in {region}", refusals=False):
         client = make_client(host, region=region, connect_timeout=timeout, read_timeout=PREFLIGHT_TIMEOUT, pool_size=1)
         client.list_tables(Limit=1)
-    except NoCredentialsError:
-        raise ConfigurationError(
-            f"credentials: expected AWS credentials for {where} (AWS_PROFILE, AWS_ACCESS_KEY_ID and "
-            "AWS_SECRET_ACCESS_KEY, or an instance role), found none"
-        ) from None
-    except ClientError as exc:
-        code = exc.response.get("Error", {}).get("Code", "")
-        if code in BAD_CREDENTIALS:
-            raise ConfigurationError(
-                f"credentials: expected credentials that {where} accepts, found it answers {code}"
-            ) from None
-        # any other refusal (such as AccessDenied for ListTables) proves the endpoint answers and checks signatures
-    except BotoCoreError as exc:
-        raise ConfigurationError(
-            f"--host: expected a DynamoDB endpoint that answers, found none at {where} ({exc})"
-        ) from None

@@ -44,7 +44,7 @@
     if (!img) {
       img = document.createElement("img");
       img.id = "dynlocust-chart";
-      img.alt = "target, offered, accepted and throttled requests per second per bin";
+      img.alt = "target, offered, sent, accepted and throttled requests per second per bin";
       img.style.cssText = "display:block;max-width:100%;margin-top:16px;background:#fff";
       box.parentElement.insertBefore(img, box.nextSibling);
     }
@@ -83,11 +83,51 @@
     panel.appendChild(p);
   }
 
+  // A Start begins a new run. Until the new run's own rows arrive, the tab shows neither the last run's panel (its
+  // exit code) nor its rows, which Locust's page keeps until its next poll of /stats/requests (up to 2 s), nor
+  // the last run's state.json answer (until our next poll): from Locust's answer to the Start, the table is
+  // hidden; once state.json names another run, Locust's next poll brings that run's rows, and the table shows again.
+  var startedFrom = null;  // {run: the run id shown when Start was answered, seen: the new run named}
+  var shownRun = null;
+  var hidden = null;
+  function starting() {
+    startedFrom = {run: shownRun, seen: false};
+    var box = tableBox();
+    if (box && onTab()) { hidden = box; box.style.visibility = "hidden"; }
+    var div = document.getElementById("dynlocust-run");
+    if (div) div.remove();
+    shown = "";
+    var setup = document.getElementById("dynlocust-setup");
+    if (setup) setup.remove();
+    poll();
+  }
+  function started() {
+    startedFrom = null;
+    if (hidden) hidden.style.visibility = "";
+    hidden = null;
+  }
+  var nativeFetch = window.fetch;
+  window.fetch = function (input) {
+    var url = String(typeof input === "string" ? input : (input && input.url) || "").split("?")[0];
+    var answer = nativeFetch.apply(this, arguments);
+    if (/(^|\/)swarm$/.test(url)) {
+      answer.then(function (r) { if (r.ok) starting(); }).catch(function () {});
+    } else if (startedFrom && startedFrom.seen && /(^|\/)stats\/requests$/.test(url)) {
+      answer.then(function () { setTimeout(started, 50); }).catch(function () {});  // once Locust drew them
+    }
+    return answer;
+  };
+
   // the current run, above the DynamoDB table: where it is, then how it ended
   var shown = "";
   function panel(s) {
     var box = tableBox();
     var div = document.getElementById("dynlocust-run");
+    if (startedFrom) {
+      if (!s.run || s.run.run_id === startedFrom.run) { if (div) div.remove(); shown = ""; return; }
+      startedFrom.seen = true;
+    }
+    shownRun = s.run ? s.run.run_id : null;
     if (!onTab() || !box || !s.run) { if (div) div.remove(); shown = ""; return; }
     if (!div) {
       div = document.createElement("div");
@@ -117,7 +157,11 @@
     chart();
     fetch("./" + TAB + "/state.json", {cache: "no-store"})
       .then(function (r) { return r.json(); })
-      .then(function (s) { banner(s); panel(s); })
+      .then(function (s) {
+        if (startedFrom && (!s.run || s.run.run_id === startedFrom.run)) s = {run: null, setup: null};  // the last run's
+        banner(s);
+        panel(s);
+      })
       .catch(function () {});
   }
 

@@ -27,6 +27,7 @@ from locust.web import WebUI
 
 from dynlocust.errors import ConfigurationError
 from dynlocust.exit_codes import exit_line
+from dynlocust.fleet.output import capacity_scale
 from dynlocust.observe.conclusion import window_list, window_number
 from dynlocust.observe.report import csvout, html, plots, table_states
 from dynlocust.observe.report.build import RunReport, WindowReport, window_from_stats
@@ -181,6 +182,7 @@ def live_report(fleet: FleetMerge, run: LocalRun | None = None, now: float | Non
             "t0": fleet.plan.t0,
             "worker_count": fleet.worker_count,
             "table_state": fleet.table_states.before if fleet.table_states is not None else None,
+            "capacity_scale": capacity_scale(fleet.scenario),
         },
         end=None,
         windows=windows,
@@ -287,7 +289,7 @@ def window_rows(report: RunReport | None) -> list[dict[str, str]]:
                 "p50": _ms(s["latency"]["p50"]),
                 "p99": _ms(s["latency"]["p99"]),
                 **dict(zip(("sent", "cpu", "late", "dropped", "pool"), evidence_cells(w.saturation), strict=True)),
-                "table": table_states.cell(previous, w.table_state),
+                "table": table_states.cell(previous, w.table_state, report.run.get("capacity_scale")),
                 "verdict": verdict_cell(w),
                 "reasons": reasons_cell(w),
             }

@@ -83,16 +83,26 @@ def units_text(pair: Mapping[str, Any] | None) -> str:
     return "-" if not pair else f"{pair['read']:,}/{pair['write']:,}"
 
 
-def describe(state: Mapping[str, Any]) -> str:
-    """One table's state in words: `on-demand, max -, warm 12,000/4,000 r/w, ACTIVE, 120 items`."""
+def _units(pair: Mapping[str, Any] | None, scale: float | None) -> str:
+    """`units_text`, or under an emulated capacity scale what the endpoint emulates, then what it reported:
+    `300/100 (12,000/4,000 x0.025)`: DescribeTable answers the service's figures, the emulation enforces these."""
+    if not pair or scale is None or scale == 1:
+        return units_text(pair)
+    scaled = {k: round(pair[k] * scale) for k in ("read", "write")}
+    return f"{units_text(scaled)} ({units_text(pair)} x{scale:g})"
+
+
+def describe(state: Mapping[str, Any], scale: float | None = None) -> str:
+    """One table's state in words: `on-demand, max -, warm 12,000/4,000 r/w, ACTIVE, 120 items`; with the local
+    endpoint's capacity `scale`, each capacity as emulated first (`warm 300/100 (12,000/4,000 x0.025) r/w`)."""
     if state.get("error"):
         return f"not read: {state['error']}"
     if state.get("billing") == "PAY_PER_REQUEST":
-        parts = ["on-demand", f"max {units_text(state.get('on_demand_max'))}"]
+        parts = ["on-demand", f"max {_units(state.get('on_demand_max'), scale)}"]
     else:
-        parts = [f"provisioned {units_text(state.get('provisioned'))}"]
+        parts = [f"provisioned {_units(state.get('provisioned'), scale)}"]
     parts += [
-        f"warm {units_text(state.get('warm'))} r/w",
+        f"warm {_units(state.get('warm'), scale)} r/w",
         str(state.get("status", "")),
         f"{state.get('items', 0):,} items",
     ]

@@ -24,6 +24,7 @@ from dynlocust.scenario.model import (
     UniformKeys,
     Workload,
 )
+from dynlocust.scenario.plan import empty_window, window_number
 from dynlocust.scenario.spec import (
     HOLD,
     LIMITS,
@@ -244,6 +245,10 @@ def phases_of(doc: YamlDoc, v: Any, path: KeyPath) -> tuple[Phase, ...]:
             rest = dur - full * win
             if rest > 1e-9:
                 steps.append(Step(rate, rest))
+        for j, step in enumerate(steps):
+            if (problem := empty_window(window_number(nwin + j), step.rate, step.duration)) is not None:
+                key = "window" if kind != "hold" or "window" in pm[kind] else "duration"
+                doc.fail((*kp, j, "window") if kind == "steps" else (*kp, key), problem)
         nwin += len(steps)
         if nwin > MAX_WINDOWS:
             doc.fail(pp, f"the phases make more than {MAX_WINDOWS:,} windows")

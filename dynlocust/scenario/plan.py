@@ -26,6 +26,17 @@ def half_up(x: float) -> int:
     return math.floor(x + 0.5)
 
 
+def empty_window(number: int, rate: float, duration: float) -> str | None:
+    """Why window `number` cannot be run, or None: at `rate` its `duration` plans not one request (by `half_up`), so
+    it would read `ok` having sent nothing, and the conclusion would claim a load never offered."""
+    if half_up(rate * duration) >= 1:
+        return None
+    return (
+        f"window {number} ({duration:g} s at {rate:g}/s) plans no request ({rate * duration:.3g} of one); expected a "
+        f"window that holds at least one request at its rate: at least {0.5 / rate:.3g} s at {rate:g}/s"
+    )
+
+
 @dataclass(frozen=True)
 class Window:
     """A planned window: one step of offered load for the whole fleet. `start` is absolute (epoch seconds, T0 +

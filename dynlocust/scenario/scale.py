@@ -23,6 +23,7 @@ from pathlib import Path
 from dynlocust.errors import ConfigurationError
 from dynlocust.scenario.loader import load_scenario
 from dynlocust.scenario.model import LocalTarget, Phase, Scenario, Slo, Step
+from dynlocust.scenario.plan import empty_window, window_number
 
 MIN_WINDOW = 1.0
 """Seconds: a scaled window shorter than this holds too few requests and bins to mean anything."""
@@ -108,6 +109,10 @@ def apply(scenario: Scenario, scaling: Scaling) -> Scenario:
             f"--duration-scale: expected windows of at least {MIN_WINDOW:g} s, found {shortest:g} s "
             f"(x{scaling.duration:g} of {scenario.source}'s shortest window)"
         )
+    windows = [s for p in phases for s in p.steps]
+    for i, step in enumerate(windows):
+        if (problem := empty_window(window_number(i), step.rate, step.duration)) is not None:
+            raise ConfigurationError(f"--rate-scale, --duration-scale: {scenario.source}: scaled, {problem}")
     load = scaling.rate * scaling.duration
     planned = sum(round(s.rate * s.duration) for p in phases for s in p.steps)
     limits = scenario.limits

@@ -158,3 +158,31 @@ def test_scale_options_that_cannot_apply_exit_2_with_one_line_before_locust_star
     err = without_exit_line(proc.stderr)
     assert err.startswith(f"dynlocust: error: {line}") and err.count("\n") == 1, proc.stderr
     assert proc.stdout == "" and not results.exists()
+
+
+NO_REQUEST = {  # the two: each window would read `ok` having sent nothing, and the run exit 0
+    "quarter-second-at-1": ("steps: [{rate: 1, window: 250ms}]", "window 1 (0.25 s at 1/s) plans no request"),
+    "ten-thousand-microseconds": (
+        "hold: {rate: 100, duration: 0.01, window: 0.000001}",
+        "window 1 (1e-06 s at 100/s) plans no request",
+    ),
+}
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+@pytest.mark.parametrize(("phase", "says"), NO_REQUEST.values(), ids=list(NO_REQUEST))
+def test_windows_that_hold_no_request_are_refused_naming_file_window_and_rate(
+    tmp_path: Path, command: str, phase: str, says: str
+) -> None:
+    scenario = tmp_path / "empty-windows.yaml"
+    scenario.write_text(
+        "name: empty\ntarget: {local: {}}\ntables: [{name: t, partition_key: {name: pk, type: S}}]\n"
+        f"workload: {{operations: [{{op: put, weight: 1}}]}}\nphases:\n  - {phase}\n"
+    )
+    argv = [sys.executable, "-m", "dynlocust.cli", command, str(scenario)]
+    argv += ["--results-dir", str(tmp_path / "results"), "--metrics-port", "0"] if command == "run" else []
+    proc = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    (line,) = without_exit_line(proc.stderr).splitlines()
+    assert line.startswith(f"dynlocust: error: {scenario}:6: phases[0].") and says in line, line
+    assert proc.stdout == "" and not (tmp_path / "results").exists()

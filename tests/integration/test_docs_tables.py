@@ -10,7 +10,7 @@ import tomllib
 
 from prometheus_client import CollectorRegistry
 
-from dynlocust.exit_codes import MEANINGS, SEVERITY, ExitCode
+from dynlocust.exit_codes import COMMAND_MEANINGS, MEANINGS, SEVERITY, ExitCode
 from dynlocust.observe.metrics import Metrics
 from dynlocust.plugin import settings
 from tests.support.runs import ROOT
@@ -68,3 +68,25 @@ def test_the_options_table_is_every_option_registered() -> None:
     settings.add_arguments(recorder)
     written = [(o.strip("`"), e.strip("`"), h.replace("\\|", "|")) for o, e, h in marked_table("options.md", "options")]
     assert len(recorder.rows) > 20 and written == recorder.rows
+
+
+def test_the_command_exit_line_table_is_the_code_table() -> None:
+    rows = [(cells[0].strip("`"), cells[1], cells[2]) for cells in marked_table("verdicts.md", "command-exit-lines")]
+    assert rows == [(command, words[0], words[1]) for command, words in COMMAND_MEANINGS.items()]
+
+
+def test_the_fleets_default_users_are_the_quickstarts_concurrency_on_its_default_workers() -> None:
+    """docs/fleet.md and docker/compose.yaml said "the quickstart's 10 on 2 workers" after the quickstart went to 50."""
+    from dynlocust.scenario import load_scenario
+
+    concurrency = load_scenario(ROOT / "scenarios" / "quickstart.yaml").concurrency
+    compose = (ROOT / "docker" / "compose.yaml").read_text()
+    (workers,) = set(re.findall(r"\$\{WORKERS:-(\d+)\}", compose))
+    users = {int(n) for n in re.findall(r"\$\{USERS:-(\d+)\}", compose)}
+    assert users == {concurrency * int(workers)}
+    said = f"{concurrency * int(workers)}, is the quickstart's {concurrency} x {workers}"
+    assert f"(the default, {said})" in " ".join(compose.replace("#", " ").split())
+    fleet = " ".join((ROOT / "docs" / "fleet.md").read_text().split())
+    assert f"(default {concurrency * int(workers)}: the quickstart's {concurrency} on {workers} workers)" in fleet
+    pod_master = next(line for line in fleet.split("$app --name master")[1:2])
+    assert f"--expect-workers {workers} -u {concurrency * int(workers)} -r" in pod_master

@@ -110,7 +110,7 @@ def test_every_exit_path_ends_with_its_exit_line(
     proc = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == code, proc.stdout[-2000:] + proc.stderr[-2000:]
     said = [line for line in (proc.stdout + proc.stderr).splitlines() if line.startswith("exit code ")]
-    assert said == [exit_line(code)], proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert said == [exit_line(code, argv[0])], proc.stdout[-2000:] + proc.stderr[-2000:]  # in the command's words
     stream = proc.stdout if proc.stdout.rstrip().endswith(said[0]) else proc.stderr
     assert stream.rstrip().splitlines()[-1] == said[0]  # the last word of its stream
     assert "Traceback" not in proc.stderr

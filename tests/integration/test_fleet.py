@@ -199,3 +199,24 @@ def test_a_fleet_with_one_starved_worker_says_which(endpoint: LocalEndpoint, tmp
         assert detail["workers"] == sorted(int(w) for w, share in window["workers"].items() if share["reasons"])
     assert f"on worker {hog}" in out or f"on worker {min(hog, 1 - hog)}, {max(hog, 1 - hog)}" in out
     assert "conclusion:" in out
+
+
+@pytest.mark.slow
+def test_a_worker_without_the_masters_scale_options_is_told_which_and_exits_2(
+    endpoint: LocalEndpoint, tmp_path: Path
+) -> None:
+    """Same file, other factors: it was told "its scenario file differs" and exited 0."""
+    extra = ("--duration-scale", "0.5")
+    master, workers, _ = start_fleet(tmp_path, endpoint.url, "scaled", expect=1, workers=1, extra=extra)
+    out = finish(master, workers)
+    (worker,) = workers
+    (log,) = [p.read_text() for p in tmp_path.glob("worker-*.log")]
+    why = (
+        "scale options differ from the master's (same scenario file; master: rates x1, windows x0.5; this worker: "
+        "rates x1, windows x1): start it with the master's --local, --rate-scale, --duration-scale"
+    )
+    assert why in log, log[-3000:]
+    assert "scenario file differs" not in log
+    assert worker.returncode == ExitCode.BAD_INPUT, log[-3000:]
+    assert f"worker 0: {why}" in out, out[-3000:]
+    assert master.returncode != ExitCode.PASSED, out[-3000:]

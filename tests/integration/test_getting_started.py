@@ -10,6 +10,7 @@ import csv
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -84,6 +85,44 @@ def test_init_refuses_to_overwrite_then_force_does(tmp_path: Path) -> None:
 
 # -- the wheel, installed as a user would ---------------------------------------------------------------------
 
+GETTING_STARTED = ROOT / "docs" / "getting-started.md"
+
+
+def install_blocks() -> list[list[str]]:
+    """The command lines of the shell blocks under getting-started.md's "## Install": the build, then the install
+    and first commands."""
+    from tests.integration.test_readme import commands
+
+    section = GETTING_STARTED.read_text().split("## Install\n", 1)[1].split("\n## ", 1)[0]
+    return [commands(block) for block in re.findall(r"^```\n(.*?)^```", section, re.S | re.M)]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1200)
+def test_getting_started_followed_command_by_command_from_an_empty_directory(installed: Installed) -> None:
+    """The page's install block as written, line by line in one shell (its `. .venv/bin/activate` carries on), in
+    an empty directory of a machine that has the wheel only: nothing of the checkout on the path."""
+    build, steps = install_blocks()
+    assert build == ["make dist"]  # the fixture built the wheel with it
+    assert steps[:3] == ["python3 -m venv .venv", '.venv/bin/pip install "$WHEEL[report]"', ". .venv/bin/activate"]
+    (wheel,) = installed.work.glob("dynlocust-*.whl")
+    here = installed.empty_dir("getting-started")
+    script = "".join(f'{step}\necho "step $? {i}" >&2\n' for i, step in enumerate(steps))
+    path = os.pathsep.join(p for p in installed.env.get("PATH", "").split(os.pathsep) if ".venv" not in p)
+    env = installed.env | {"PATH": path}
+    env["WHEEL"] = str(wheel)
+    proc = subprocess.run(["bash", "-c", script], cwd=here, env=env, capture_output=True, text=True, timeout=1100)
+    codes = [int(code) for code, _ in re.findall(r"^step (\d+) (\d+)$", proc.stderr, re.M)]
+    assert len(codes) == len(steps), proc.stderr[-3000:]
+    for step, code in zip(steps, codes, strict=True):
+        allowed = (ExitCode.PASSED, ExitCode.SLO_FAILED) if step.startswith("dynlocust run") else (0,)
+        assert code in allowed, f"{step}: exit {code}\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
+    assert (here / ".venv" / "bin" / "dynlocust").is_file()  # the page's own venv, not the fixture's
+    assert "quickstart" in proc.stdout and "| window | target/s |" in proc.stdout
+    (report,) = REPORT_LINE.findall(proc.stdout)
+    assert (here / report).is_file() and list((here / report).parent.glob("*.png"))  # [report]: the plots too
+    assert sorted(p.name for p in (here / "my-test").iterdir()) == sorted(STARTER_FILES)
+
 
 class Installed:
     def __init__(self, venv: Path, work: Path) -> None:
@@ -107,16 +146,16 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     work = tmp_path_factory.mktemp("wheel")
     source = work / "source"  # a copy, so the build leaves nothing in the checkout
     source.mkdir()
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "Makefile"):
         shutil.copy2(ROOT / name, source / name)
     for name in ("dynlocust", "scenarios", "docker/ecs"):  # the last two: targets of links in dynlocust/
         shutil.copytree(ROOT / name, source / name, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
     quiet: dict[str, Any] = {"capture_output": True, "text": True, "timeout": 600}
-    built = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(work), str(source)], **quiet
-    )
+    (make_dist,) = install_blocks()[0]  # the page's own build command
+    built = subprocess.run(shlex.split(make_dist), cwd=source, **quiet)
     assert built.returncode == 0, built.stderr[-3000:]
-    (wheel,) = work.glob("dynlocust-*.whl")
+    (wheel,) = (source / "dist").glob("dynlocust-*.whl")
+    wheel = Path(shutil.copy2(wheel, work))
     venv = work / "venv"
     made = subprocess.run([sys.executable, "-m", "venv", str(venv)], **quiet)
     assert made.returncode == 0, made.stderr

@@ -31,6 +31,10 @@ EXAMPLES = "locust -f writer.py"
 """Locust on the README's locustfiles: run on each Python block, for 3 s instead of 30."""
 NOT_RUN = {
     "pip install": "installs from a registry; tests/integration/test_getting_started.py installs the built wheel",
+    **dict.fromkeys(
+        ("python3 -m venv .venv", ".venv/bin/pip install ", ". .venv/bin/activate"),
+        "getting-started.md's install: test_getting_started.py follows it command by command from an empty directory",
+    ),
     "make ": "make demo / make test: CI (.ci/run) runs the whole suite through them",
     "dynlocust run ": "a minute or more a run; test_getting_started.py runs the quickstart by name from the wheel, "
     "diff/test_diff_runs.py the CI recipe",

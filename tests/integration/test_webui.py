@@ -119,7 +119,7 @@ def test_start_from_the_form_and_watch_windows_and_throttles(
 
         page.goto(url + "/dynamodb")
         assert page.locator("#status").get_attribute("data-status") == "live"
-        assert page.locator("svg#timeline path.series").count() == 4
+        assert page.locator("svg#timeline path.series").count() == 5  # target, offered, sent, accepted, throttled
         assert failed == []
     finally:
         page.close()
@@ -294,3 +294,30 @@ def test_two_runs_in_a_row_from_the_form(browser: Any, tmp_path: Path) -> None: 
 def _table_rows_of(page: Any) -> list[list[str]]:
     page.get_by_role("tab", name="DynamoDB", exact=True).click()
     return table_rows(page)
+
+
+def test_the_report_link_opens_the_report_with_the_default_results_dir(browser: Any, tmp_path: Path) -> None:  # noqa: F811
+    """The default, relative `results` is the one in the directory the process started in: the run panel's report
+    link serves that report (it answered HTTP 500 when read under Locust's package directory)."""
+    with web_locust(tmp_path, LOCAL, default_results=True) as web:
+        page = browser.new_page()
+        try:
+            _open_form(page, web.url)
+            page.get_by_role("button", name="Start").click()
+            page.get_by_role("tab", name="DynamoDB", exact=True).click()
+            link = page.locator("#dynlocust-run [data-field=report] a")
+            link.wait_for(timeout=60_000)
+            (run_id,) = [d.name for d in (tmp_path / "results").iterdir()]
+            report = tmp_path / "results" / run_id / "report" / "report.html"
+            with page.context.expect_page() as opened:
+                link.click()
+            shown = opened.value
+            shown.wait_for_load_state()
+            assert shown.url.endswith(f"/dynamodb/report/{run_id}")
+            assert run_id in shown.locator("body").inner_text(), shown.locator("body").inner_text()[:300]
+            with urllib.request.urlopen(shown.url, timeout=10) as response:  # that very file
+                assert response.read() == report.read_bytes()
+            assert link.inner_text() == f"report: {report}"  # the path it serves, absolute
+            shown.close()
+        finally:
+            page.close()

@@ -134,6 +134,16 @@ def _follow_set_up(watcher: Watcher, since: float, previous: set[str]) -> str:
     return str(shot["panel"]["run"])
 
 
+def _check_no_stale_run(watcher: Watcher, since: float, previous: set[str]) -> None:
+    """After a second Start, while the header says the new run is under way, the tab never shows an earlier run:
+    neither its panel (its red exit code) nor its closed rows before the new run's first window runs."""
+    shots = watcher.since(since)
+    first = next(i for i, s in enumerate(shots) if ("1", "running") in s["rows"])
+    under_way = [s for s in shots[:first] if s["header"] in ("SPAWNING", "RUNNING")]
+    stale = [s for s in under_way if s["panel"].get("run") in previous or {v for _, v in s["rows"]} & CLOSED]
+    assert not stale, stale[:3]
+
+
 def _first_closed_while_running(shot: dict[str, Any]) -> bool:
     rows = dict(shot["rows"])
     return rows.get("1") in CLOSED and "running" in rows.values() and shot["header"] == "RUNNING"
@@ -188,9 +198,14 @@ def _check_finished(shot: dict[str, Any], runs: Path, run_id: str, code: int) ->
     # each closed window's table state, as DescribeTable gave it at the window's end (none for a window cut short)
     assert "table state" in shot["columns"], shot["columns"]
     windows = [r for r in _results(runs, run_id) if r["type"] == "window"]
-    expected = [f"t: {describe(w['table_state']['tables']['t'])}" if w.get("table_state") else "-" for w in windows]
+    scale = _results(runs, run_id)[0]["capacity_scale"]  # the run record's: the endpoint emulates at this scale
+    assert scale == 0.0025
+    expected = [
+        f"t: {describe(w['table_state']['tables']['t'], scale)}" if w.get("table_state") else "-" for w in windows
+    ]
     assert shot["states"] == expected, shot["states"]
-    assert expected[0].startswith("t: on-demand, max -, warm 12,000/4,000 r/w, ACTIVE, ")
+    # as emulated, then as DescribeTable said (the service's figures): it showed 12,000/4,000 alone
+    assert expected[0].startswith("t: on-demand, max -, warm 30/10 (12,000/4,000 x0.0025) r/w, ACTIVE, ")
 
 
 @pytest.mark.slow
@@ -212,6 +227,7 @@ def test_three_runs_in_one_page_followed_live_from_start_to_report(browser: Any,
                 if not attempt:  # the tab appears once a run has started; the page keeps it from then on
                     page.get_by_role("tab", name="DynamoDB", exact=True).click()
                 run_id = _follow_set_up(watcher, clicked, set(ids))
+                _check_no_stale_run(watcher, clicked, set(ids))
                 watcher.until("the header saying running", lambda s: s["header"] == "RUNNING", 15)
                 # the rows close one by one while the page watches: window 1 closed, a later one still running
                 watcher.until("window 1 closed while the run goes on", _first_closed_while_running, 40)

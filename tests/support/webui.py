@@ -52,20 +52,25 @@ class WebLocust:
 
 
 @contextmanager
-def web_locust(tmp_path: Path, scenario_text: str, *args: str, locustfile: str = LOCUSTFILE) -> Iterator[WebLocust]:
+def web_locust(
+    tmp_path: Path, scenario_text: str, *args: str, locustfile: str = LOCUSTFILE, default_results: bool = False
+) -> Iterator[WebLocust]:
     """A Locust web UI running `scenario_text` from `tmp_path` (with `locustfile`: `LOCUSTFILE` and more), results
-    in `tmp_path/runs`; stopped when the block ends."""
+    in `tmp_path/runs`; stopped when the block ends. With `default_results`, no --results-dir: the process runs in
+    `tmp_path`, so its results go to the default, relative `results` there."""
     (tmp_path / "lf.py").write_text(locustfile)
     scenario = tmp_path / "webui.yaml"
     scenario.write_text(scenario_text)
     port = free_port()
     argv = [sys.executable, "-m", "locust", "-f", str(tmp_path / "lf.py"), "--scenario", str(scenario)]
-    argv += ["--web-host", "127.0.0.1", "--web-port", str(port), "--results-dir", str(tmp_path / "runs")]
+    argv += ["--web-host", "127.0.0.1", "--web-port", str(port)]
+    argv += [] if default_results else ["--results-dir", str(tmp_path / "runs")]
     argv += ["--metrics-port", "0", *args]
     log_path = tmp_path / "locust.log"
     log = open(log_path, "w+b")  # noqa: SIM115 - closed in finally
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    cwd = tmp_path if default_results else ROOT
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
     web = WebLocust(f"http://127.0.0.1:{port}", proc, log_path)
     try:
         wait_http_ok(web.url + "/", proc, log_path)

@@ -75,7 +75,8 @@ def significance_text(cell: Cell) -> str:
         return "not tested"
     if cell.p_value is None:
         return "no data"
-    return f"{'YES' if cell.significant else 'no'} (p={cell.p_value:.2g})"
+    # the p of this row's own test; "significant" is decided after Holm's correction over every tested row
+    return f"{'YES' if cell.significant else 'no'} (p={cell.p_value:.2g} before Holm's correction)"
 
 
 def _rows(r: Rendered) -> list[tuple[str, ...]]:

@@ -95,6 +95,9 @@ class RunReport:
     """What a reader should know that does not make the run partial (clock skew)."""
     conclusion: Conclusion | None = None
     """The run's finding in words (from the end record, else from the windows); None while a run is live."""
+    failure: str | None = None
+    """Why a run whose windows all closed failed (exit 1: a window's requests failed): said in its status, not a
+    reason to call it partial. Windows missing (a results file that could not be written whole) make it partial."""
 
     @property
     def partial(self) -> bool:
@@ -275,8 +278,9 @@ def load_report(path: str | os.PathLike[str]) -> RunReport:
     if not ends:
         notes.append("the run did not finish: no end record (killed or still running)")
     end = ends[-1] if ends else None
-    if end is not None and end.get("failed"):
-        notes.append(f"the run failed: {end['failed']}")
+    failure = str(end["failed"]) if end is not None and end.get("failed") else None
+    if failure is not None and planned and len(windows) < len(planned):
+        notes.append(f"the run failed: {failure}")
     if end is not None and end.get("abort_reason"):
         notes.append(f"the run stopped early: {end['abort_reason']}")
     if end is not None and end.get("lost_workers"):
@@ -306,6 +310,7 @@ def load_report(path: str | os.PathLike[str]) -> RunReport:
         notes=notes,
         warnings=warnings,
         conclusion=conclusion,
+        failure=failure,
     )
 
 

@@ -9,6 +9,7 @@ import time
 from html import escape
 from typing import TYPE_CHECKING
 
+from dynlocust.exit_codes import ExitCode, exit_line
 from dynlocust.observe.report import table_states
 from dynlocust.observe.report.plots import VERDICT_COLOURS, svg_charts, verdict_labels
 from dynlocust.observe.report.table import COLUMNS, figure_cells, reasons_cell, why_line
@@ -26,6 +27,9 @@ th { background: #f3f3f3; } td { white-space: nowrap; } td.text { text-align: le
 td.reasons { min-width: 9em; overflow-wrap: anywhere; }
 .partial { background: #fff3cd; border: 2px solid #e0a800; padding: 10px 14px; font-weight: bold; }
 .complete { background: #e8f5e9; border: 1px solid #2ca02c; padding: 8px 14px; }
+.failed { background: #fdecea; border: 2px solid #b00020; padding: 10px 14px; font-weight: bold; max-width: 1100px; }
+.inconclusive { background: #fff3cd; border: 2px solid #e0a800; padding: 10px 14px; font-weight: bold;
+  max-width: 1100px; }
 .verdict { display: inline-block; color: #fff; border-radius: 3px; padding: 1px 6px; margin: 1px 0; }
 figure { margin: 12px 0; }
 .meta td { text-align: left; white-space: normal; overflow-wrap: anywhere; }
@@ -41,6 +45,14 @@ def _verdict(w: WindowReport) -> str:
         f"{escape(label)}</span>"
         for label in verdict_labels(w)
     )
+
+
+def _tone(code: object) -> str:
+    """The status box's colour, by what the exit code means: green only for a pass; amber for a run that could not
+    say (inconclusive, or no exit code recorded); red for every failure (an SLO, a regression, an abort...)."""
+    if code == ExitCode.PASSED:
+        return "complete"
+    return "inconclusive" if code in (ExitCode.INCONCLUSIVE, None) else "failed"
 
 
 def _window_row(w: WindowReport) -> str:
@@ -74,9 +86,18 @@ def render(report: RunReport, *, live: str | None = None, refresh_seconds: int =
             f"the figures below cover only the windows that closed.<ul>{items}</ul></div>"
         )
     else:
+        code = (report.end or {}).get("exit_code")
+        said = exit_line(int(code)) if isinstance(code, int) else "no exit code recorded"
         parts.append(
-            f'<div class="complete" id="status" data-status="complete">Complete: {len(report.windows)} windows, '
-            f"exit code {escape(str((report.end or {}).get('exit_code')))}.</div>"
+            f'<div class="{_tone(code)}" id="status" data-status="complete" data-exit-code="{escape(str(code))}">'
+            f"Complete: {len(report.windows)} windows. {escape(said)}."
+            + (f" The run failed: {escape(report.failure)}." if report.failure else "")
+            + "</div>"
+        )
+    failures = [f for w in report.windows for f in w.slo_failures]
+    if failures:  # what failed the run, right under the status that says it did
+        parts.append(
+            '<h2>SLO failed</h2><ul id="slo-failures">' + "".join(f"<li>{escape(f)}</li>" for f in failures) + "</ul>"
         )
     parts.extend(f'<div class="partial warning">Warning: {escape(w)}</div>' for w in report.warnings)
     t0 = report.run.get("t0")
@@ -123,7 +144,7 @@ def render(report: RunReport, *, live: str | None = None, refresh_seconds: int =
     if explained:
         items = "".join(f"<li>{escape(why_line(e))}</li>" for e in explained)
         parts.append(f'<h2>Why throttled</h2><ul id="throttle-why">{items}</ul>')
-    states = table_states.rows(report.run.get("table_state"), report.windows)
+    states = table_states.rows(report.run.get("table_state"), report.windows, report.run.get("capacity_scale"))
     if states:
         head = "".join(f"<th>{escape(c)}</th>" for c in table_states.HEADER)
         trs = "".join(
@@ -134,8 +155,5 @@ def render(report: RunReport, *, live: str | None = None, refresh_seconds: int =
         )
         parts.append("<h2>Table state per window</h2><p>What DescribeTable said at each window's end.</p>")
         parts.append(f'<table id="table-state"><thead><tr>{head}</tr></thead><tbody>{trs}</tbody></table>')
-    failures = [f for w in report.windows for f in w.slo_failures]
-    if failures:
-        parts.append("<h2>SLO failures</h2><ul>" + "".join(f"<li>{escape(f)}</li>" for f in failures) + "</ul>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"

@@ -57,7 +57,7 @@ def render(report: RunReport) -> str:
     if explained:
         out += ["", "### Why throttled", ""]
         out += [f"- {markdown_text(why_line(e), item=True)}" for e in explained]
-    states = table_states.rows(report.run.get("table_state"), report.windows)
+    states = table_states.rows(report.run.get("table_state"), report.windows, report.run.get("capacity_scale"))
     if states:
         out += ["", "### Table state per window (DescribeTable at each window's end)", ""]
         out.append(_pipe_table(table_states.HEADER, states))

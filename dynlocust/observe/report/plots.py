@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 COLOURS = {
     "target": "#7f7f7f",
     "offered": "#1f77b4",
+    "sent": "#17becf",
     "accepted": "#2ca02c",
     "throttled": "#d62728",
     "p50": "#1f77b4",
@@ -265,9 +266,11 @@ def verdict_strip_svg(
 
 
 def timeline_series(report: RunReport) -> list[Series]:
-    """Per-bin rates over seconds since T0: target (step), offered, accepted, throttled."""
+    """Per-bin rates over seconds since T0: target (step), offered, sent, accepted, throttled. Offered is the
+    schedule (what came due); sent is what went out, so a gap between them is the client's, not DynamoDB's."""
     target: list[tuple[float, float]] = []
     offered: list[tuple[float, float]] = []
+    sent: list[tuple[float, float]] = []
     accepted: list[tuple[float, float]] = []
     throttled: list[tuple[float, float]] = []
     for w in report.windows:
@@ -275,6 +278,7 @@ def timeline_series(report: RunReport) -> list[Series]:
         for b in w.bins:
             mid = b.t + b.seconds / 2
             offered.append((mid, b.per_s(b.offered)))
+            sent.append((mid, b.per_s(b.sent)))
             accepted.append((mid, b.per_s(b.accepted)))
             throttled.append((mid, b.per_s(b.throttled)))
     if report.windows:
@@ -283,6 +287,7 @@ def timeline_series(report: RunReport) -> list[Series]:
     return [
         Series("target/s", target, COLOURS["target"], step=True),
         Series("offered/s", offered, COLOURS["offered"]),
+        Series("sent/s", sent, COLOURS["sent"]),
         Series("accepted/s", accepted, COLOURS["accepted"]),
         Series("throttled/s", throttled, COLOURS["throttled"]),
     ]
@@ -341,6 +346,7 @@ def write_pngs(report: RunReport, out_dir: Path) -> list[Path]:
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib.ticker import MaxNLocator
     except ImportError as exc:
         raise PngUnavailable(
             "PNG plots: expected matplotlib (pip install 'dynlocust[report]'), found it missing"
@@ -372,6 +378,7 @@ def write_pngs(report: RunReport, out_dir: Path) -> list[Path]:
     for s in latency_series(report):
         ax.plot([x for x, _ in s.points], [y for _, y in s.points], color=s.colour, marker="o", label=s.name)
     ax.set(xlabel="window", ylabel="ms", title="Latency percentiles per window")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # windows are whole: no tick at window 1.5
     ax.legend(loc="upper left")
     ax.grid(alpha=0.3)
     fig.tight_layout()

@@ -22,8 +22,11 @@ class HasTableState(Protocol):
     table_state: dict[str, Any] | None
 
 
-def rows(before: Mapping[str, Any] | None, windows: Sequence[HasTableState]) -> list[tuple[str, str, str, str]]:
-    """(window, table, state, changes) for the poll before the run, then each window that has a state."""
+def rows(
+    before: Mapping[str, Any] | None, windows: Sequence[HasTableState], scale: float | None = None
+) -> list[tuple[str, str, str, str]]:
+    """(window, table, state, changes) for the poll before the run, then each window that has a state; `scale` is
+    the local endpoint's capacity scale (the run record's `capacity_scale`), None for a real table."""
     out: list[tuple[str, str, str, str]] = []
     previous = before
     for label, poll in [(BEFORE, before), *((str(window_number(w.index)), w.table_state) for w in windows)]:
@@ -32,12 +35,12 @@ def rows(before: Mapping[str, Any] | None, windows: Sequence[HasTableState]) -> 
         prior = (previous or {}).get("tables") or {}
         for table, state in (poll.get("tables") or {}).items():
             found = changes(prior.get(table), state) if poll is not before else []
-            out.append((label, table, describe(state), "; ".join(found) or "-"))
+            out.append((label, table, describe(state, scale), "; ".join(found) or "-"))
         previous = poll
     return out
 
 
-def cell(previous: Mapping[str, Any] | None, poll: Mapping[str, Any] | None) -> str:
+def cell(previous: Mapping[str, Any] | None, poll: Mapping[str, Any] | None, scale: float | None = None) -> str:
     """The web UI's one cell for a window: each table's state, and what changed since the poll before it."""
     if not poll:
         return "-"
@@ -45,5 +48,5 @@ def cell(previous: Mapping[str, Any] | None, poll: Mapping[str, Any] | None) -> 
     parts = []
     for table, state in (poll.get("tables") or {}).items():
         found = changes(prior.get(table), state)
-        parts.append(f"{table}: {describe(state)}" + (f" (changed: {'; '.join(found)})" if found else ""))
+        parts.append(f"{table}: {describe(state, scale)}" + (f" (changed: {'; '.join(found)})" if found else ""))
     return " | ".join(parts)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import MutableMapping
+from collections.abc import Iterator, MutableMapping
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -24,6 +25,47 @@ from dynlocust.request.transport.pool_wait import PoolWaitCounter
 NO_RETRIES: dict[str, Any] = {"mode": "standard", "total_max_attempts": 1}
 MIN_POOL = 10
 LOCAL_CREDENTIALS = ("local", "local")
+BAD_CREDENTIALS = frozenset(
+    {
+        "UnrecognizedClientException",
+        "InvalidSignatureException",
+        "IncompleteSignatureException",
+        "MissingAuthenticationTokenException",
+        "ExpiredTokenException",
+    }
+)
+"""The error codes with which DynamoDB refuses the credentials themselves."""
+
+
+@contextmanager
+def endpoint_errors(where: str, *, option: str = "--host", refusals: bool = True) -> Iterator[None]:
+    """Turn what a user causes around a command's calls into one `ConfigurationError` naming `where`: no endpoint
+    answering, no credentials, refused credentials and (with `refusals`) any other refusal, such as AccessDenied."""
+    from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+
+    try:
+        yield
+    except NoCredentialsError:
+        raise ConfigurationError(
+            f"credentials: expected AWS credentials for {where} (AWS_PROFILE, AWS_ACCESS_KEY_ID and "
+            "AWS_SECRET_ACCESS_KEY, or an instance role), found none"
+        ) from None
+    except ClientError as exc:
+        error = exc.response.get("Error", {})
+        code = error.get("Code", "")
+        if code in BAD_CREDENTIALS:
+            raise ConfigurationError(
+                f"credentials: expected credentials that {where} accepts, found it answers {code}"
+            ) from None
+        if not refusals:
+            raise
+        raise ConfigurationError(
+            f"{where}: expected {exc.operation_name} to be accepted, found {code}: {error.get('Message', '')}"
+        ) from None
+    except BotoCoreError as exc:
+        raise ConfigurationError(
+            f"{option}: expected a DynamoDB endpoint that answers, found none at {where} ({exc})"
+        ) from None
 
 
 def retry_free_config(

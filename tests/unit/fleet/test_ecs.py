@@ -84,3 +84,11 @@ def test_an_empty_window_prints_dashes_not_errors() -> None:
 
 
 # -- the template -----------------------------------------------------------------------------------------------
+
+
+def test_a_shipped_scenario_is_taken_by_its_bare_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dynlocust.scenario.catalog import SHIPPED_DIR
+
+    monkeypatch.chdir(tmp_path)
+    args = ecs.build_parser().parse_args(["run", "write-ceiling", *REQUIRED])
+    assert ecs.options_from(args).scenario_path == SHIPPED_DIR / "write-ceiling.yaml"

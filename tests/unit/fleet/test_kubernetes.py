@@ -357,3 +357,14 @@ def test_a_document_kubernetes_would_refuse_is_refused_by_validate() -> None:
 )  # fmt: skip
 def test_the_eks_fargate_size_of_a_pod(cpu: int, memory: int, size: tuple[int, int] | None) -> None:
     assert fargate_size(cpu, memory) == size
+
+
+def test_render_takes_a_shipped_scenario_by_its_bare_name_outside_a_clone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As `run` and `validate` do: the installed package has no `scenarios/` beside the working directory."""
+    monkeypatch.chdir(tmp_path)
+    assert kubernetes.main(["render", "write-ceiling", "--workers", "2", "--image", "r/dynlocust:1"]) == 0
+    documents = list(yaml.safe_load_all(capsys.readouterr().out))
+    (config,) = [d for d in documents if d["kind"] == "ConfigMap"]
+    assert list(config["data"].values()) == [(SHIPPED_DIR / "write-ceiling.yaml").read_text()]

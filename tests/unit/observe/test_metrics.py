@@ -394,16 +394,23 @@ def test_install_serves_metrics_and_the_web_ui_route_then_stops(monkeypatch: pyt
         urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2)
 
 
-def test_a_taken_port_is_logged_not_fatal(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_given_port_taken_ends_the_process_before_anything_starts(capsys: pytest.CaptureFixture[str]) -> None:
+    """A Prometheus pointed at that port would scrape the other process: exit 2 (it was a log line, then exit 0)."""
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
+        port = taken.getsockname()[1]
         environment = Environment(events=Events())
-        environment.parsed_options = Namespace(metrics_port=str(taken.getsockname()[1]), metrics_host="127.0.0.1")
+        environment.parsed_options = Namespace(metrics_port=str(port), metrics_host="127.0.0.1")
         runner = environment.create_local_runner()
         try:
-            metrics_wiring.install(environment, registry=CollectorRegistry())
-            assert "not served" in caplog.text
+            with pytest.raises(SystemExit) as exited:
+                metrics_wiring.install(environment, registry=CollectorRegistry())
+            assert exited.value.code == 2
+            err = capsys.readouterr().err
+            assert (
+                f"dynlocust: error: --metrics-port: expected a port free to listen on at 127.0.0.1, found {port}" in err
+            )
         finally:
             metrics_wiring.uninstall(environment)
             runner.quit()

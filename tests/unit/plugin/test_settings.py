@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from argparse import Namespace
+from pathlib import Path
 
 import pytest
 
@@ -119,3 +120,12 @@ def test_the_web_ui_defaults_to_loopback_and_stays_overridable(
         monkeypatch.setenv(name, value)
     options = get_parser(default_config_files=[]).parse_args(["-f", "locustfiles/scenario.py", *argv])
     assert options.web_host == host
+
+
+def test_a_relative_results_dir_is_read_against_the_working_directory_it_was_given_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert from_options(Namespace()).results_dir == str(tmp_path / "results")  # the default, too
+    assert from_options(Namespace(results_dir="out/runs")).results_dir == str(tmp_path / "out" / "runs")
+    assert from_options(Namespace(results_dir="/abs/runs")).results_dir == "/abs/runs"

@@ -68,6 +68,11 @@ def test_a_poll_records_billing_capacity_warm_throughput_status_and_items(client
     assert od["items"] == 1
     assert describe(prov) == "provisioned 5/5, warm 100/100 r/w, ACTIVE, 0 items"
     assert describe(od) == "on-demand, max 900/300, warm 12,000/4,000 r/w, ACTIVE, 1 items"
+    # the local endpoint at a capacity scale: as emulated, then as DescribeTable says (it showed 12,000/4,000 alone)
+    assert describe(od, 0.025) == (
+        "on-demand, max 22/8 (900/300 x0.025), warm 300/100 (12,000/4,000 x0.025) r/w, ACTIVE, 1 items"
+    )
+    assert describe(prov, 1.0) == "provisioned 5/5, warm 100/100 r/w, ACTIVE, 0 items"
 
 
 def test_an_update_table_between_two_polls_is_named_as_a_change(client: Any) -> None:

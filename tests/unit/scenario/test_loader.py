@@ -411,6 +411,20 @@ BAD: list[tuple[str, str, int | None, list[str]]] = [
 ]
 
 BAD += GSI_VALUE_CASES
+BAD += [  # windows that plan not one request at their rate: they would read `ok` having sent nothing
+    (
+        "window-shorter-than-one-request",
+        variant("steps: [{rate: 500, window: 30s}]", "steps: [{rate: 1, window: 250ms}]"),
+        20,
+        ["phases[1].steps[0].window: window 5 (0.25 s at 1/s) plans no request", "at least 0.5 s at 1/s"],
+    ),
+    (
+        "ten-thousand-windows-of-a-microsecond",
+        variant("steps: [{rate: 500, window: 30s}]", "hold: {rate: 100, duration: 0.0099, window: 0.000001}"),
+        20,
+        ["phases[1].hold.window: window 5 (1e-06 s at 100/s) plans no request", "at least 0.005 s at 100/s"],
+    ),
+]
 
 
 def test_corpus_is_large_enough() -> None:

@@ -53,6 +53,10 @@ def test_the_console_line_names_a_given_capacity_factor() -> None:
         (Scaling(capacity=0.5), "--capacity-scale: applies to the embedded endpoint only"),
         (Scaling(time=2.0), "--time-scale: applies to the embedded endpoint only"),
         (Scaling(local=True, duration=0.01), "--duration-scale: expected windows of at least 1 s, found 0.6 s"),
+        (
+            Scaling(local=True, rate=0.000001),
+            f"--rate-scale, --duration-scale: {WRITE_CEILING}: scaled, window 1 (60 s at 0.001/s) plans no request",
+        ),
     ],
 )
 def test_what_cannot_apply_is_one_line_naming_the_option(scaling: Scaling, message: str) -> None:

@@ -92,6 +92,8 @@ CROSS_FIELD = {
     "gsi-values-no-hot-key",
     "gsi-values-on-a-table-key",
     "gsi-values-twice",
+    "window-shorter-than-one-request",
+    "ten-thousand-windows-of-a-microsecond",
 }
 """Rules that relate one value to another (names declared elsewhere, sums, uniqueness): the loader's alone."""
 

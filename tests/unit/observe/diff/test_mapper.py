@@ -127,3 +127,24 @@ def test_the_flag_follows_exactly_the_bound_given(tmp_path: Path, fail_on: str, 
     for line in failed:
         shown = re.search(r"mapper (\d+\.\d)% slower than baseline", line)
         assert shown and float(shown[1]) > float(fail_on.split("+")[1].rstrip("%")), line
+
+
+def test_the_change_is_the_shift_the_test_measured(tmp_path: Path) -> None:
+    """The two median runs' quotient (+30% here) printed beside the test's shift (x1.187) read as two answers."""
+    base = [1.0, 1.3, 0.8, 1.2, 0.9]
+    new = [0.85, 1.6, 1.3, 1.5, 0.95]
+    (cell,), _ = mapper_cells(
+        _saved(tmp_path, "a.json", [Row("get", base)]), _saved(tmp_path, "b.json", [Row("get", new)])
+    )
+    shift = float(re.search(r"shift x(\d+\.\d+)", cell.detail)[1])  # type: ignore[index]
+    assert shift == pytest.approx(1.1875, abs=1e-3)
+    assert change_text(cell) == f"mapper {(shift - 1) * 100:.1f}% slower than baseline"
+
+
+def test_a_rows_p_is_said_to_be_before_holms_correction(tmp_path: Path) -> None:
+    from dynlocust.observe.diff.render import significance_text
+
+    cells, _ = mapper_cells(
+        _saved(tmp_path, "a.json", [Row("get", STEADY)]), _saved(tmp_path, "b.json", [Row("get", STEADY)])
+    )
+    assert re.fullmatch(r"(YES|no) \(p=[0-9.e-]+ before Holm's correction\)", significance_text(cells[0]))

@@ -444,3 +444,94 @@ def test_summary_list_items_cannot_become_headings_or_links(tmp_path: Path) -> N
     text = markdown.render(build.load_report(path))
     assert "- \\# forged heading" in text and "- \\> quote http\\://evil.example" in text
     assert "\n- #" not in text and "\n- >" not in text and "http://" not in text
+
+
+@pytest.mark.parametrize(
+    ("code", "tone", "words"),
+    [
+        (0, "complete", "exit code 0: passed"),
+        (3, "failed", "exit code 3: an SLO failed"),
+        (8, "inconclusive", "exit code 8: inconclusive: too few windows could be judged"),
+        (1, "failed", "exit code 1: failed"),
+    ],
+)
+def test_the_status_box_is_coloured_and_worded_by_the_exit_code(
+    tmp_path: Path, code: int, tone: str, words: str
+) -> None:
+    """It was green for every complete run ("Complete: 4 windows, exit code 3."), a failed SLO's too."""
+    records = _records(COMPLETE)
+    if code == 3:
+        window = next(r for r in records if r["type"] == "window")
+        window["slo_failures"] = ["window 1: p99 latency 412 ms > 250 ms"]
+    records[-1]["exit_code"] = code
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    page = html.render(build.load_report(path))
+    status = page.split('id="status"', 1)[1].split("</div>", 1)[0]
+    assert f'<div class="{tone}" id="status"' in page and f'data-exit-code="{code}"' in status
+    assert escape(words) in status
+    if code == 3:  # the failure right under the status, before the run's details and the window table
+        assert page.index('id="slo-failures"') < page.index('class="meta"') < page.index('id="windows"')
+        assert "p99 latency 412 ms" in page.split('id="slo-failures"', 1)[1].split("</ul>", 1)[0]
+
+
+def test_every_throughput_chart_shows_what_was_sent_beside_what_came_due() -> None:
+    """offered/s is the schedule: without sent/s, sends the client never made read as DynamoDB refusing them."""
+    report = build.load_report(COMPLETE)
+    series = {s.name: s for s in plots.timeline_series(report)}  # the report's SVG and PNG, and the live chart
+    bins = [b for w in report.windows for b in w.bins]
+    assert [y for _, y in series["sent/s"].points] == [b.sent / b.seconds for b in bins]
+    assert [x for x, _ in series["sent/s"].points] == [x for x, _ in series["offered/s"].points]
+    page = html.render(report)
+    assert 'data-series="sent/s"' in page.split('id="timeline"', 1)[1].split("</svg>", 1)[0]
+    rows = list(csv.DictReader(io.StringIO(csvout.render(report)["bins.csv"])))
+    assert [int(r["sent"]) for r in rows] == [b.sent for b in bins]
+
+
+def test_latency_png_ticks_only_whole_windows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    ticks: dict[str, list[float]] = {}
+    save = Figure.savefig
+
+    def recording(self: Figure, path: Any, *args: Any, **kwargs: Any) -> Any:
+        self.canvas.draw()
+        ticks[Path(path).name] = [float(t) for ax in self.axes for t in ax.get_xticks()]
+        return save(self, path, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", recording)
+    plots.write_pngs(build.load_report(COMPLETE), tmp_path)
+    assert ticks["latency.png"] and all(t.is_integer() for t in ticks["latency.png"]), ticks["latency.png"]
+
+
+ENDPOINT_KILLED = DATA / "endpoint-killed.jsonl"
+"""A real run whose embedded endpoint was killed with SIGKILL in its first window (4 windows of 3 s at 20/s)."""
+
+
+def test_a_killed_endpoint_is_named_in_the_conclusion_and_the_run_is_complete_and_failed() -> None:
+    """It said only that the test failed, and the report called a run whose 4 windows all closed "did not
+    complete"."""
+    from dynlocust.observe.conclusion import conclude
+
+    windows = _windows(ENDPOINT_KILLED)
+    text = conclude(windows).text
+    assert text.endswith(
+        "The endpoint stopped answering in window 1 (connection refused: 24 of its 59 requests, then all 180 of "
+        "windows 2-4)."
+    ), text
+    report = build.load_report(ENDPOINT_KILLED)
+    assert not report.partial and report.failure is not None
+    page = html.render(report)
+    status = page.split('id="status"', 1)[1].split("</div>", 1)[0]
+    assert 'data-status="complete"' in page and "PARTIAL" not in page
+    assert "exit code 1: failed" in status and "The run failed: window 1: 24 of 59 requests failed" in status
+
+
+def test_an_endpoint_that_answered_to_the_end_is_not_said_lost() -> None:
+    from dynlocust.observe import endpoint_lost
+
+    assert endpoint_lost.sentence(_windows(COMPLETE)) is None
+    windows = _windows(ENDPOINT_KILLED)
+    windows[-1]["summary"]["accepted"] = 1  # it answered again in the last window: not lost
+    assert endpoint_lost.sentence(windows) is None
