@@ -40,7 +40,8 @@ def advice(sat: Saturation | None, reasons: Sequence[str]) -> list[str]:
         found.append(MORE_CPU)
     if "pool" in reasons:
         found.append(BIGGER_POOL)
-    if {"dropped", "offered-short"} & set(reasons) and (sat is None or sat.users_busy):
+    busy = "machine-busy" in reasons  # users held up by a starved process (or a starved local endpoint) just queue
+    if {"dropped", "offered-short"} & set(reasons) and not busy and (sat is None or sat.users_busy):
         found.append(MORE_USERS)
     return found or ([LAG_ALONE] if {"lag", "dropped", "offered-short"} & set(reasons) else [])
 
