@@ -33,17 +33,16 @@ def advice(sat: Saturation | None, reasons: Sequence[str]) -> list[str]:
     before the evidence was kept). Each is advised only on its evidence: more users only when the users were
     all busy (drops that waited in vain for one, `Saturation.users_busy`), more processes only when this one used
     its core, a quieter machine when the process waited for a CPU that others held."""
-    found = []
-    if "machine-busy" in reasons:
-        found.append(QUIETER)
-    if "cpu" in reasons:
-        found.append(MORE_CPU)
-    if "pool" in reasons:
-        found.append(BIGGER_POOL)
-    busy = "machine-busy" in reasons  # users held up by a starved process (or a starved local endpoint) just queue
-    if {"dropped", "offered-short"} & set(reasons) and not busy and (sat is None or sat.users_busy):
+    found = [
+        text
+        for reason, text in (("machine-busy", QUIETER), ("cpu", MORE_CPU), ("pool", BIGGER_POOL))
+        if reason in reasons
+    ]
+    short = {"dropped", "offered-short"} & set(reasons)
+    # on a busy machine users held up by a starved process (or a starved local endpoint) would only queue
+    if short and "machine-busy" not in reasons and (sat is None or sat.users_busy):
         found.append(MORE_USERS)
-    return found or ([LAG_ALONE] if {"lag", "dropped", "offered-short"} & set(reasons) else [])
+    return found or ([LAG_ALONE] if short or "lag" in reasons else [])
 
 
 @dataclass(frozen=True)
@@ -114,7 +113,7 @@ def evidence(sat: Saturation, reasons: Sequence[str]) -> str:
 
 def wait_text(sat: Saturation) -> str:
     """`this process waited 3.2 s of 15 s for a CPU` (and the machine's pressure when measured)."""
-    text = f"this process waited {sat.cpu_wait or 0.0:.1f} s of {sat.cpu_seconds:.0f} s for a CPU"
+    text = f"this process waited {sat.cpu_wait or 0.0:.1f} s of {sat.cpu_seconds:.3g} s for a CPU"
     if sat.cpu_pressure is not None:
         text += f" (on the machine, some task waited {sat.cpu_pressure:.1f} s)"
     return text
@@ -163,7 +162,7 @@ def conclude(records: Sequence[Mapping[str, Any]]) -> Conclusion:
         found = by_index[i].get("saturation")
         return Saturation.from_dict(found) if found else None
 
-    def _todo(indexes: Sequence[int]) -> list[str]:
+    def todo_for(indexes: Sequence[int]) -> list[str]:
         """The advice for `indexes`, each once, in the order `advice` gives it."""
         todo: list[str] = []
         for i in indexes:
@@ -216,10 +215,11 @@ def conclude(records: Sequence[Mapping[str, Any]]) -> Conclusion:
     if took:
         verb = "is" if len(took) == 1 else "are"
         sats = [sat for i in took if (sat := saturation(i)) is not None]
+        todo = todo_for(took)
         sentences.append(
             f"{_sentence(window_list(took))} {verb} client-bound by a small margin ({describe_client(took)}), "
             f"but sent {sent_text(sats)} of the sends due and DynamoDB throttled none: the table took what was sent"
-            + (f"; {' or '.join(_todo(took))}" if _todo(took) else "")
+            + (f"; {' or '.join(todo)}" if todo else "")
             + "."
         )
     if client_first:
@@ -231,7 +231,7 @@ def conclude(records: Sequence[Mapping[str, Any]]) -> Conclusion:
             if service
             else f"the run cannot tell where DynamoDB's limit is above {_rate(best)}"
         )
-        todo = _todo(client_first)
+        todo = todo_for(client_first)
         sentences.append(
             f"{_sentence(window_list(client_first))} {verb} client-bound ({describe_client(client_first)}): "
             + unknown
@@ -240,9 +240,8 @@ def conclude(records: Sequence[Mapping[str, Any]]) -> Conclusion:
         )
     if errors:
         sentences.append(f"{_sentence(window_list(errors))} failed mostly with errors: the test, not DynamoDB, failed.")
-    counted = [i for i in judged if i not in client_first]
-    if counted and not service and not errors and not client_first:
-        top = max(counted, key=lambda i: float(summary(i).get("target_rate") or 0.0))
+    if judged and not service and not errors and not client_first:
+        top = max(judged, key=lambda i: float(summary(i).get("target_rate") or 0.0))
         sentences.append(
             f"DynamoDB accepted the load offered, up to {_rate(float(summary(top).get('target_rate') or 0.0))} "
             f"(window {window_number(top)}), without throttling"
