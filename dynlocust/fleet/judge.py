@@ -62,22 +62,15 @@ JUDGED_SHARE = 0.5
 """A run is *inconclusive* when fewer than this share of its planned windows could be judged.
 
 A window is judged when its strongest verdict is what the service did (`ok`, `throttled`, `errors`), or when
-it is `partial` but ran at least `PARTIAL_RAN` of its schedule. A `client-bound`, `not-run` or mostly
+it is `partial` but ran at least `PARTIAL_RAN` of its schedule (`Verdict.judged`). A `client-bound`, `not-run` or mostly
 unrun window says nothing about the table. The conclusion reads a ceiling off the ramp of steps, so with fewer than
 half of them judged it cannot tell where the limit is: CI must not pass such a run (exit 8).
 """
 
-PARTIAL_RAN = 0.9
-"""A partial window that ran this much of its schedule still measured the service (a late start, a short stop)."""
-
 
 def window_judged(detail: Verdict | None) -> bool:
-    """Whether a closed window's verdict says something about the service (see `JUDGED_SHARE`)."""
-    if detail is None:
-        return False
-    if detail.label == "partial":
-        return detail.ran >= PARTIAL_RAN
-    return detail.label not in ("client-bound", "not-run")
+    """Whether a closed window's verdict says something about the service (`Verdict.judged`)."""
+    return detail is not None and detail.judged
 
 
 def inconclusive(details: Sequence[Verdict | None], planned: int) -> bool:

@@ -216,6 +216,7 @@ class FleetMerge:
                 "lag_p50": part.stats.schedule_lag.percentile(0.5),
                 "lag_p99": part.stats.schedule_lag.percentile(0.99),
                 "cpu": saturations[worker].measured_cpu,
+                "cpu_wait": saturations[worker].cpu_wait,
                 "reasons": list(saturations[worker].reasons),
             }
             if stats is None:

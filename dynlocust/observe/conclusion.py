@@ -9,6 +9,7 @@ Throttles with a known why (a shared budget full of the other kind, an index's l
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -20,20 +21,29 @@ from dynlocust.run.saturation import REASONS, Saturation
 from dynlocust.run.verdict import Verdict
 from dynlocust.scenario.plan import window_number as window_number  # numbered from 1; its views import it here
 
-ADVICE = {
-    "cpu": "add workers",
-    "dropped": "raise concurrency",
-    "offered-short": "raise concurrency",
-    "pool": "raise --pool-size",
-}
-"""What to change when the client was the limit, by reason; `lag` alone (no CPU, no drops) means a busy host."""
-LAG_ALONE = "add workers or use a less busy host"
+QUIETER = "run it on a quieter machine or with fewer processes"
+MORE_CPU = "add workers or processes"
+MORE_USERS = "raise concurrency"
+BIGGER_POOL = "raise --pool-size"
+LAG_ALONE = "find what stalled the process (another process, a full disk, swapping)"
+"""`lag` with no CPU used up, no CPU wait measured and no user short: the process stopped for a reason of its own."""
 
 
-def advice(reasons: Sequence[str]) -> list[str]:
-    """What to change for a client-bound window with `reasons`."""
-    found = [ADVICE[r] for r in reasons if r in ADVICE]
-    return found or ([LAG_ALONE] if "lag" in reasons else [])
+def advice(sat: Saturation | None, reasons: Sequence[str]) -> list[str]:
+    """What to change for a client-bound window with `reasons` and the evidence `sat` (None: a record written
+    before the evidence was kept). Each is advised only on its evidence: more users only when the users were
+    all busy (drops that waited in vain for one, `Saturation.users_busy`), more processes only when this one used
+    its core, a quieter machine when the process waited for a CPU that others held."""
+    found = [
+        text
+        for reason, text in (("machine-busy", QUIETER), ("cpu", MORE_CPU), ("pool", BIGGER_POOL))
+        if reason in reasons
+    ]
+    short = {"dropped", "offered-short"} & set(reasons)
+    # on a busy machine users held up by a starved process (or a starved local endpoint) would only queue
+    if short and "machine-busy" not in reasons and (sat is None or sat.users_busy):
+        found.append(MORE_USERS)
+    return found or ([LAG_ALONE] if short or "lag" in reasons else [])
 
 
 @dataclass(frozen=True)
@@ -86,6 +96,8 @@ def evidence(sat: Saturation, reasons: Sequence[str]) -> str:
     for reason in reasons:
         if reason == "cpu":
             parts.append(f"CPU {sat.cpu:.2f} of a core")
+        elif reason == "machine-busy" and sat.cpu_wait is not None:
+            parts.append(wait_text(sat) + " while other processes held the cores")
         elif reason == "lag" and sat.late_bound:
             stalled = f" ({sat.stalled:,} unseen until too late: the process did not run)" if sat.stalled else ""
             parts.append(f"{sat.late:,}{of_due} sends late by > {sat.late_bound * 1000:.0f} ms{stalled}")
@@ -98,6 +110,22 @@ def evidence(sat: Saturation, reasons: Sequence[str]) -> str:
         elif reason == "offered-short" and sat.due:
             parts.append(f"{sat.sent:,} of {sat.due:,} due sends went out")
     return ", ".join(parts)
+
+
+def wait_text(sat: Saturation) -> str:
+    """`this process waited 3.2 s of 15 s for a CPU` (and the machine's pressure when measured)."""
+    text = f"this process waited {sat.cpu_wait or 0.0:.1f} s of {sat.cpu_seconds:.3g} s for a CPU"
+    if sat.cpu_pressure is not None:
+        text += f" (on the machine, some task waited {sat.cpu_pressure:.1f} s)"
+    return text
+
+
+def sent_text(sats: Sequence[Saturation]) -> str:
+    """The share of due sends that went out, `98.7%` or `97.9-99.1%` over several windows, rounded down."""
+    shares = sorted(math.floor(1000 * s.sent / s.due) / 10 for s in sats if s.due)
+    if not shares:
+        return "nearly all"
+    return f"{shares[0]:g}%" if shares[0] == shares[-1] else f"{shares[0]:g}-{shares[-1]:g}%"
 
 
 REACHED = 0.9
@@ -123,15 +151,28 @@ def conclude(records: Sequence[Mapping[str, Any]]) -> Conclusion:
     service = [i for i in judged if "throttled" in verdicts[i].labels and verdicts[i].stronger != "client"]
     client = [i for i in judged if "client-bound" in verdicts[i].labels]
     client_first = [i for i in client if verdicts[i].stronger != "service"]
+    took = [i for i in client if verdicts[i].label == "ok"]  # a slight shortfall, nothing throttled
+    outweighed = [i for i in client if i not in client_first and i not in took]
     errors = [i for i in judged if "errors" in verdicts[i].labels]
     sentences: list[str] = []
 
     def summary(i: int) -> Mapping[str, Any]:
         return by_index[i].get("summary") or {}
 
+    def saturation(i: int) -> Saturation | None:
+        found = by_index[i].get("saturation")
+        return Saturation.from_dict(found) if found else None
+
+    def todo_for(indexes: Sequence[int]) -> list[str]:
+        """The advice for `indexes`, each once, in the order `advice` gives it."""
+        todo: list[str] = []
+        for i in indexes:
+            todo += [a for a in advice(saturation(i), verdicts[i].reasons) if a not in todo]
+        return todo
+
     def describe_client(indexes: Sequence[int]) -> str:
         """The reasons of `indexes`, the figures of the one with the strongest evidence, and the workers."""
-        sats = {i: Saturation.from_dict(by_index[i]["saturation"]) for i in indexes if by_index[i].get("saturation")}
+        sats = {i: sat for i in indexes if (sat := saturation(i)) is not None}
         worst = max(sats, key=lambda i: (sats[i].shortfall, sats[i].cpu), default=indexes[0])
         reasons = [r for r in REASONS if any(r in verdicts[i].reasons for i in indexes)]
         figures = evidence(sats[worst], verdicts[worst].reasons) if worst in sats else ""
@@ -164,22 +205,37 @@ def conclude(records: Sequence[Mapping[str, Any]]) -> Conclusion:
             )
         if not client:
             sentence += "; the client was not the limit"
-        elif set(client) - set(client_first):
-            both = sorted(set(client) - set(client_first))
+        elif outweighed:
             sentence += (
-                f"; the client was also limited in {window_list(both)} ({describe_client(both)}), "
+                f"; the client was also limited in {window_list(outweighed)} ({describe_client(outweighed)}), "
                 "but DynamoDB's refusals outweigh that"
             )
         sentences.append(sentence + ".")
     for why in explain([by_index[i] for i in judged]):
         sentences.append(f"{_sentence(why.text)} ({why.count} in {window_list(why.windows)}).")
+    if took:
+        verb = "is" if len(took) == 1 else "are"
+        sats = [sat for i in took if (sat := saturation(i)) is not None]
+        todo = todo_for(took)
+        sentences.append(
+            f"{_sentence(window_list(took))} {verb} client-bound by a small margin ({describe_client(took)}), "
+            f"but sent {sent_text(sats)} of the sends due and DynamoDB throttled none: the table took what was sent"
+            + (f"; {' or '.join(todo)}" if todo else "")
+            + "."
+        )
     if client_first:
         best = max(summary(i).get("accepted_per_s") or 0.0 for i in client_first)
-        todo = sorted({a for i in client_first for a in advice(verdicts[i].reasons)})
         verb = "is" if len(client_first) == 1 else "are"
+        # with a ceiling stated, these windows only go unused: "cannot tell above X" would contradict it
+        unknown = (
+            f"{'it is' if len(client_first) == 1 else 'they are'} not used for the ceiling"
+            if service
+            else f"the run cannot tell where DynamoDB's limit is above {_rate(best)}"
+        )
+        todo = todo_for(client_first)
         sentences.append(
             f"{_sentence(window_list(client_first))} {verb} client-bound ({describe_client(client_first)}): "
-            f"the run cannot tell where DynamoDB's limit is above {_rate(best)}"
+            + unknown
             + (f"; {' or '.join(todo)}" if todo else "")
             + "."
         )
@@ -188,11 +244,12 @@ def conclude(records: Sequence[Mapping[str, Any]]) -> Conclusion:
     lost = endpoint_lost.sentence(windows)
     if lost is not None:  # a clause of its own: when the endpoint stopped answering, and how
         sentences.append(lost)
-    if judged and not service and not client and not errors:
+    if judged and not service and not errors and not client_first:
         top = max(judged, key=lambda i: float(summary(i).get("target_rate") or 0.0))
         sentences.append(
             f"DynamoDB accepted the load offered, up to {_rate(float(summary(top).get('target_rate') or 0.0))} "
-            f"(window {window_number(top)}), without throttling; the client was not the limit."
+            f"(window {window_number(top)}), without throttling"
+            + ("; the client was not the limit." if not client else ".")
         )
     if incomplete:
         not_run = [i for i in incomplete if verdicts[i].label == "not-run"]
@@ -202,6 +259,8 @@ def conclude(records: Sequence[Mapping[str, Any]]) -> Conclusion:
         sentences.append(_sentence("; ".join(parts)) + ": they are not judged.")
     if not judged:
         sentences.insert(0, "No window ran in full: nothing can be concluded about DynamoDB's limit.")
+    elif not any(verdicts[i].judged for i in judged):
+        sentences.insert(0, "No window could be judged: nothing can be concluded about DynamoDB's limit.")
     return Conclusion(
         text=" ".join(sentences),
         service_limited=tuple(service),

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import logging
+import math
 import re
 import time
 from collections import deque
@@ -205,6 +206,7 @@ class WorkerGauges:
     inflight: float = 0.0
     client_bound: float = 0.0
     client_cpu: float = 0.0
+    client_cpu_wait: float = math.nan
     client_late: float = 0.0
     client_dropped: float = 0.0
     client_pool_waits: float = 0.0
@@ -225,6 +227,8 @@ class WorkerGauges:
 
 CLIENT_EVIDENCE = (
     ("cpu", "dynlocust_client_cpu_ratio", "client_cpu", "CPU of one core the worker used over its last closed window."),
+    ("machine-busy", "dynlocust_client_cpu_wait_seconds", "client_cpu_wait", "Seconds the worker was runnable but "
+     "waiting for a CPU over its last closed window (NaN where the kernel does not say)."),
     ("lag", "dynlocust_client_late_sends", "client_late", "Sends of the last closed window later than the late bound."),
     ("dropped", "dynlocust_client_dropped_sends", "client_dropped", "Sends of the last closed window dropped."),
     ("pool", "dynlocust_client_pool_waits", "client_pool_waits", "Requests of the last closed window that found "
@@ -398,6 +402,7 @@ class Metrics:
             gauges.client_cpu, gauges.client_late, gauges.client_dropped = c.cpu, float(c.late), float(c.dropped)
             gauges.client_pool_waits, gauges.client_short = float(c.pool_waits), float(c.short)
             gauges.client_reasons = list(c.reasons)
+            gauges.client_cpu_wait = math.nan if c.cpu_wait is None else c.cpu_wait
         gauges.window = float(run.window)
         gauges.phase = run.phase
         gauges.run_id = run.run_id

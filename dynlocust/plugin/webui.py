@@ -59,6 +59,7 @@ WINDOW_COLUMNS = (
     ("p99", "p99"),
     ("sent", "sent/due"),
     ("cpu", "cpu"),
+    ("wait", "cpu wait"),
     ("late", "late"),
     ("dropped", "dropped"),
     ("pool", "pool waits"),
@@ -66,6 +67,8 @@ WINDOW_COLUMNS = (
     ("verdict", "verdict"),
     ("reasons", "reasons"),
 )
+EVIDENCE_KEYS = ("sent", "cpu", "wait", "late", "dropped", "pool")
+"""The columns `evidence_cells` fills, in its order."""
 THROTTLE_COLUMNS = (("window", "window"), ("code", "code"), ("reason", "reason"), ("requests", "requests"))
 CHART_REFRESH_MS = 2000
 
@@ -288,7 +291,9 @@ def window_rows(report: RunReport | None) -> list[dict[str, str]]:
                 "first": "-" if first is None else f"{first:.1f} s",
                 "p50": _ms(s["latency"]["p50"]),
                 "p99": _ms(s["latency"]["p99"]),
-                **dict(zip(("sent", "cpu", "late", "dropped", "pool"), evidence_cells(w.saturation), strict=True)),
+                **dict(
+                    zip(("sent", "cpu", "wait", "late", "dropped", "pool"), evidence_cells(w.saturation), strict=True)
+                ),
                 "table": table_states.cell(previous, w.table_state, report.run.get("capacity_scale")),
                 "verdict": verdict_cell(w),
                 "reasons": reasons_cell(w),

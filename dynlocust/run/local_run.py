@@ -215,6 +215,8 @@ class LocalRun:
             dropped=counts.dropped,
             pool_waits=usage.pool_waits,
             stalled=counts.stalled,
+            cpu_wait=usage.cpu_wait,
+            cpu_pressure=usage.cpu_pressure,
             whole=not stats.partial,
             thresholds=self.thresholds,
         )

@@ -145,8 +145,9 @@ class PacingCounts:
     dropped: int = 0
     cancelled: int = 0
     stalled: int = 0
-    """Dropped sends already past `max_lateness` when the pacer first saw them: the process itself did not run
-    in time (CPU starvation), as opposed to sends that waited in vain for a free user."""
+    """Dropped sends the process itself did not run in time to hand out (CPU starvation): already past
+    `max_lateness` when the pacer first saw them, or expired while a user was free; the rest of `dropped` waited
+    in vain for a free user (the concurrency cap)."""
     lag: Histogram = field(default_factory=Histogram)
 
     @property
@@ -352,7 +353,10 @@ class Pacer:
         limit = now - self._max_lateness
         pending = self._pending
         while pending and pending[0].intended < limit:
-            self._counts[pending.popleft().window].dropped += 1
+            counts = self._counts[pending.popleft().window]
+            counts.dropped += 1
+            if self._waiters:  # a user was free all along: the process did not run to hand it over
+                counts.stalled += 1
 
     def _deliver(self, waiter: Waiter, ticket: Ticket) -> None:
         # runs in the hub; the waiting user may have been killed since it was chosen

@@ -17,7 +17,11 @@ and a bound that scales with the window's sends (`Thresholds` holds every value 
 - `pool`: requests that found every pooled HTTP connection busy (they waited for an extra connection to be
   opened) number more than both `pool_min` and `pool_fraction` of the window's sends;
 - `offered-short`: fewer requests went out than came due, short by more than ``max(offered_short_min,
-  offered_short_fraction * due, 3 * sqrt(due)) + 1`` (a Poisson 3-sigma band plus the schedule's rounding).
+  offered_short_fraction * due, 3 * sqrt(due)) + 1`` (a Poisson 3-sigma band plus the schedule's rounding);
+- `machine-busy`: the cause of a window late or short by the counts above, when the process spent at least
+  `busy_wait` of the window runnable but waiting for a CPU that other processes held (its *CPU wait*,
+  `dynlocust.run.cpu_wait`), and at least as long as it ran: more users or more workers on the same machine
+  would not help.
 
 A window that ran only in part (stopped early, a late start) is not judged here: its verdict is `partial`.
 """
@@ -31,6 +35,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from dynlocust.request.transport.pool_wait import PoolWaitCounter
+from dynlocust.run.cpu_wait import cpu_pressure, run_queue_wait
 from dynlocust.run.histogram import Histogram, bucket_bounds
 
 CPU_MIN_WALL_SECONDS = 0.1
@@ -41,7 +46,7 @@ that never ran (stopped as it opened) a few hundred microseconds of CPU, some of
 of wall time read 1.2-1.5 cores. Over 0.1 s, one scheduler tick of CPU accounting (1-10 ms, CONFIG_HZ 100-1000)
 moves the figure by at most 0.1 of a core; the figure judged (`Thresholds.cpu_min_seconds`) needs 2 s."""
 
-REASONS = ("cpu", "lag", "dropped", "pool", "offered-short")
+REASONS = ("cpu", "machine-busy", "lag", "dropped", "pool", "offered-short")
 """Why a window is client-bound; one vocabulary for records, tables, the web tab and metrics."""
 
 
@@ -93,6 +98,13 @@ class Thresholds:
     offered_short_fraction: float = _threshold(
         0.02, 0.0, 1.0, "fraction of the due sends that must be missing (2%: below, the offered rate is intact)"
     )  # fmt: skip
+    busy_wait: float = _threshold(
+        0.05, 0.0, 1.0, "fraction of a window's wall time the process waited for a CPU, runnable, at or above which "
+        "a window already late or short is the machine's doing (machine-busy), if it also waited at least as long as "
+        "it ran (it got at most half the CPU it was ready to use); the wait alone never makes a window "
+        "client-bound: with other work on 2 cores the quickstart waited 10-49% of windows sent on time, and 83-97% "
+        "pinned to a core beside three busy loops of higher priority"
+    )  # fmt: skip
 
     def late_bound(self, rate: float) -> float:
         """Seconds after its slot beyond which a send at `rate` sends/s counts as late."""
@@ -135,6 +147,25 @@ class Saturation:
     judged: bool = True
     workers: tuple[int, ...] = ()
     stalled: int = 0
+    cpu_wait: float | None = None
+    """Seconds the process was runnable but waiting for a CPU over the window (`dynlocust.run.cpu_wait`; in a
+    fleet the worst worker's); None where the kernel does not say."""
+    cpu_pressure: float | None = None
+    """Seconds of the window during which some task of the machine waited for a CPU (PSI; a fleet: the busiest
+    worker's machine); None where unavailable."""
+
+    @property
+    def wait_fraction(self) -> float | None:
+        """`cpu_wait` as a fraction of the window's measured wall time, None when not measured."""
+        if self.cpu_wait is None or self.cpu_seconds < CPU_MIN_WALL_SECONDS:
+            return None
+        return self.cpu_wait / self.cpu_seconds
+
+    @property
+    def users_busy(self) -> bool:
+        """Most dropped sends waited in vain for a free user (the concurrency cap), rather than coming due while
+        the process did not run (`stalled`): only then would more users have sent them."""
+        return self.dropped > 0 and self.dropped - self.stalled > self.stalled
 
     @property
     def measured_cpu(self) -> float | None:
@@ -182,7 +213,13 @@ class Saturation:
             judged=bool(d.get("judged", True)),
             workers=tuple(int(w) for w in d.get("workers", ())),
             stalled=int(d.get("stalled", 0)),
+            cpu_wait=_optional(d.get("cpu_wait")),
+            cpu_pressure=_optional(d.get("cpu_pressure")),
         )
+
+
+def _optional(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 def assess(
@@ -196,12 +233,15 @@ def assess(
     dropped: int,
     pool_waits: int = 0,
     stalled: int = 0,
+    cpu_wait: float | None = None,
+    cpu_pressure: float | None = None,
     whole: bool = True,
     thresholds: Thresholds = Thresholds(),
 ) -> Saturation:
     """Apply `thresholds` to one worker's window: `due` sends came due (handed or dropped), `sent` went out
     and were answered, `lag` holds the schedule lag of every handed send, `rate` is the worker's sends/s,
-    `stalled` the dropped sends the process saw only once they were too late (they count as late).
+    `stalled` the dropped sends the process saw only once they were too late (they count as late), `cpu_wait`
+    the seconds of `cpu_seconds` it waited for a CPU and `cpu_pressure` the machine's (None: not measured).
 
     `whole` False (the window ran in part) records the figures and judges nothing.
     """
@@ -214,6 +254,8 @@ def assess(
         if cpu_seconds >= t.cpu_min_seconds and cpu >= t.cpu:
             reasons.append("cpu")
         reasons += _count_reasons(late, dropped, pool_waits, due, handed, sent, t)
+        if _machine_busy(reasons, cpu, cpu_wait, cpu_seconds, t):
+            reasons.insert(1 if "cpu" in reasons else 0, "machine-busy")
     return Saturation(
         client_bound=bool(reasons),
         reasons=tuple(reasons),
@@ -228,7 +270,25 @@ def assess(
         sent=sent,
         judged=whole,
         stalled=stalled,
+        cpu_wait=cpu_wait,
+        cpu_pressure=cpu_pressure,
     )
+
+
+LATE_OR_SHORT = ("lag", "dropped", "offered-short")
+"""The reasons a machine that kept the process from its CPU explains: sends late, dropped or never sent."""
+
+
+def _machine_busy(reasons: Sequence[str], cpu: float, cpu_wait: float | None, seconds: float, t: Thresholds) -> bool:
+    """The window is late or short while the process waited at least `busy_wait` of it for a CPU, and at least as
+    long as it ran: the machine gave it at most half the CPU it was ready to use.
+
+    The second condition keeps a generator that is its own limit from being blamed on the machine: concurrency 1
+    offering 3,000/s on a loaded 2-core machine waited 0.3 s of a 3 s window (10%) while running 0.8 s; its one
+    user was the limit. Pinned beside three busier loops, the quickstart waited 11.6 s and ran 0.5 s."""
+    if cpu_wait is None or seconds < t.cpu_min_seconds or not any(r in LATE_OR_SHORT for r in reasons):
+        return False
+    return cpu_wait >= t.busy_wait * seconds and cpu_wait >= cpu * seconds
 
 
 def _count_reasons(
@@ -249,11 +309,19 @@ def _count_reasons(
 
 @dataclass(frozen=True)
 class Usage:
-    """What the monitor measured over a window: CPU (fraction of a core) over `seconds`, and pool waits."""
+    """What the monitor measured over a window: CPU (fraction of a core) over `seconds`, pool waits, and the
+    seconds the process and the machine waited for a CPU (None: not measured here)."""
 
     cpu: float
     seconds: float
     pool_waits: int
+    cpu_wait: float | None = None
+    cpu_pressure: float | None = None
+
+
+def _since(now: float | None, then: float | None) -> float | None:
+    """A counter's growth, None when either reading is missing (a thread that ended takes its part away: >= 0)."""
+    return None if now is None or then is None else max(0.0, now - then)
 
 
 class SaturationMonitor:
@@ -268,13 +336,19 @@ class SaturationMonitor:
         pool_waits: Iterable[PoolWaitCounter] = (),
         cpu_clock: Callable[[], float] = time.process_time,
         wall_clock: Callable[[], float] = time.monotonic,
+        wait_clock: Callable[[], float | None] = run_queue_wait,
+        pressure_clock: Callable[[], float | None] = cpu_pressure,
     ) -> None:
         self._pools: list[PoolWaitCounter] = list(pool_waits)
         self._cpu_clock = cpu_clock
         self._wall_clock = wall_clock
+        self._wait_clock = wait_clock
+        self._pressure_clock = pressure_clock
         self._cpu0: float | None = None
         self._wall0 = 0.0
         self._pool0 = 0
+        self._wait0: float | None = None
+        self._pressure0: float | None = None
 
     def watch(self, counter: PoolWaitCounter) -> None:
         """Count `counter`'s pool waits from now on (a transport seen for the first time)."""
@@ -290,6 +364,8 @@ class SaturationMonitor:
         self._cpu0 = self._cpu_clock()
         self._wall0 = self._wall_clock()
         self._pool0 = self._pool_total()
+        self._wait0 = self._wait_clock()
+        self._pressure0 = self._pressure_clock()
 
     def cpu_so_far(self) -> float:
         """CPU used since `begin_window` as a fraction of one core."""
@@ -302,7 +378,13 @@ class SaturationMonitor:
         """What the window that `begin_window` opened used (zero if none was opened)."""
         if self._cpu0 is None:
             return Usage(0.0, 0.0, 0)
-        usage = Usage(self.cpu_so_far(), self._wall_clock() - self._wall0, self._pool_total() - self._pool0)
+        usage = Usage(
+            self.cpu_so_far(),
+            self._wall_clock() - self._wall0,
+            self._pool_total() - self._pool0,
+            _since(self._wait_clock(), self._wait0),
+            _since(self._pressure_clock(), self._pressure0),
+        )
         self._cpu0 = None
         return usage
 
@@ -312,10 +394,11 @@ def combine(
 ) -> Saturation:
     """Fleet view of one window (worker index -> its view): client-bound if any worker was, naming which.
 
-    CPU and lag take the worst worker, counts add, CPU's measured span is the shortest (of the workers whose CPU
-    was measured: one too brief to measure hides nobody's figure); judged only if every
-    worker judged its part. With `thresholds`, the fleet's summed counts are judged too: ten workers that each
-    drop 9 of 100 sends stay under a worker's minimum, yet the fleet's window is 9% short (no worker is named).
+    CPU, CPU wait, the machine's CPU pressure and lag take the worst worker, counts add, CPU's measured span is
+    the shortest (of the workers whose CPU was measured: one too brief to measure hides nobody's figure); judged
+    only if every worker judged its part. With `thresholds`, the fleet's summed counts are judged too: ten
+    workers that each drop 9 of 100 sends stay under a worker's minimum, yet the fleet's window is 9% short (no
+    worker is named).
     """
     by_worker = dict(saturations) if isinstance(saturations, Mapping) else dict(enumerate(saturations))
     parts = list(by_worker.values())
@@ -349,4 +432,11 @@ def combine(
         judged=judged,
         workers=bound if len(by_worker) > 1 else (),
         stalled=sum(s.stalled for s in parts),
+        cpu_wait=_worst(s.cpu_wait for s in measured),
+        cpu_pressure=_worst(s.cpu_pressure for s in measured),
     )
+
+
+def _worst(values: Iterable[float | None]) -> float | None:
+    """The largest measured value, None when no worker measured one."""
+    return max((v for v in values if v is not None), default=None)

@@ -20,6 +20,7 @@ from tests.support.scenarios import put_scenario, write_scenario
 RUN = ["--results-dir", "{results}", "--metrics-port", "0"]
 
 
+@pytest.mark.slow  # 14-20 s with other work on 2 cores (make test-quick stays under 5 minutes)
 def test_a_run_whose_windows_were_all_client_bound_exits_8_not_0(tmp_path: Path) -> None:
     # one user cannot send 2,000 puts/s: every window drops most of its schedule, so none measured the table
     text = put_scenario("clientbound", "steps: [{rate: 2000, window: 2s}, {rate: 2000, window: 2s}]", concurrency=1)

@@ -133,6 +133,7 @@ def test_the_watchdog_stops_a_run_whose_requests_hang_past_progress(fault_server
     assert sum(by_kind(result.windows).values()) == result.end["sent"] == snapshot["counts"]["sent"]
 
 
+@pytest.mark.slow  # 14-20 s with other work on 2 cores (make test-quick stays under 5 minutes)
 def test_an_endpoint_killed_mid_run_fails_the_run_naming_the_error(tmp_path: Path) -> None:
     endpoint = LocalEndpoint().start()
     try:
@@ -634,6 +635,7 @@ def listening_addresses(port: int) -> set[str]:
     return found
 
 
+@pytest.mark.slow  # 14-20 s with other work on 2 cores (make test-quick stays under 5 minutes)
 def test_the_processes_master_binds_loopback_by_default(instant_create: LocalEndpoint, tmp_path: Path) -> None:
     port = free_port()
     forked = ["--processes", "2", "--master-bind-port", str(port), "--master-port", str(port)]  # workers follow
@@ -647,6 +649,7 @@ def test_the_processes_master_binds_loopback_by_default(instant_create: LocalEnd
     assert code == 0, err[-3000:]
 
 
+@pytest.mark.slow  # 14-20 s with other work on 2 cores (make test-quick stays under 5 minutes)
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_during_teardown_lets_it_finish_and_exits_4(
     instant_create: LocalEndpoint, tmp_path: Path, signum: int

@@ -76,6 +76,7 @@ def layout_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return directory / "results" / "layout" / "results.jsonl"
 
 
+@pytest.mark.slow  # 14-20 s with other work on 2 cores (make test-quick stays under 5 minutes)
 @pytest.mark.parametrize("width", WIDTHS)
 def test_the_report_fits_its_content_and_shows_every_verdict(
     browser: Any,  # noqa: F811 - the fixture

@@ -103,7 +103,9 @@ def test_quickstart_reproduces_the_ceiling_and_reconciles_with_the_server(
         assert window["summary"]["dropped"] == 0
 
     assert "| window | target/s | offered (req) | accepted/s | throttled (req) |" in result.stdout
-    evidence = "| sent/due (req) | cpu (cores) | late sends | dropped (req) | pool waits | verdict | reasons |"
+    evidence = (
+        "| sent/due (req) | cpu (cores) | cpu wait | late sends | dropped (req) | pool waits | verdict | reasons |"
+    )
     assert evidence in " ".join(result.stdout.split())
     assert quickstart_endpoint.stats()["tables"].get(f"items-{run_id}", {}).get("DeleteTable", {}).get("ok") == 1
 
@@ -134,21 +136,25 @@ def test_both_transports_reconcile_with_the_server(tmp_path: Path, transport: st
 
 @pytest.mark.slow
 def test_a_starved_run_reports_dropped_sends_and_is_client_bound(tmp_path: Path) -> None:
+    """Concurrency 1 offering 3,000/s to a table with no ceiling: the client, not the machine or DynamoDB, is the
+    limit, and no tolerance for a slight shortfall lets it pass (exit 8, the client named)."""
     endpoint = LocalEndpoint(capacity=False, latency_model=True).start()
     try:
-        result = run_dynlocust(small_scenario(tmp_path, 600, 1), tmp_path, "--host", endpoint.url, run_id="starved")
+        result = run_dynlocust(small_scenario(tmp_path, 3000, 1), tmp_path, "--host", endpoint.url, run_id="starved")
     finally:
         endpoint.stop()
-    assert result.returncode == ExitCode.INCONCLUSIVE, result.stderr[
-        -3000:
-    ]  # every window client-bound: nothing judged
+    # every window client-bound: nothing judged
+    assert result.returncode == ExitCode.INCONCLUSIVE, result.stderr[-3000:]
     for window in result.windows:
         summary = window["summary"]
         assert summary["dropped"] > 0.3 * summary["offered"]
         assert summary["sent"] + summary["dropped"] == summary["offered"]
         assert window["verdict"] == "client-bound"
         assert "dropped" in window["saturation"]["reasons"] and "dropped" in window["verdict_detail"]["reasons"]
-    assert "raise concurrency" in result.end["conclusion"]["text"]
+    conclusion = result.end["conclusion"]["text"]
+    assert conclusion.startswith("No window could be judged") and "are client-bound (" in conclusion
+    # the one user was busy all along; on a loaded machine the process may also have waited for a CPU
+    assert "raise concurrency" in conclusion or "run it on a quieter machine" in conclusion, conclusion
 
 
 @pytest.mark.slow

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,15 +43,17 @@ def run_dynlocust(
     locustfile: Path | None = None,
     timeout: float = 300,
     env: dict[str, str] | None = None,
+    prefix: Sequence[str] = (),
 ) -> RunResult:
-    """`dynlocust run SCENARIO` (or `locust -f LOCUSTFILE --scenario SCENARIO --headless` when given a locustfile)."""
+    """`dynlocust run SCENARIO` (or `locust -f LOCUSTFILE --scenario SCENARIO --headless` when given a locustfile),
+    after `prefix` (a command that runs it, such as `taskset -c 0`)."""
     if locustfile is None:
         argv = [sys.executable, "-m", "dynlocust.cli", "run", str(scenario)]
     else:
         argv = [sys.executable, "-m", "locust", "-f", str(locustfile), "--headless", "--scenario", str(scenario)]
     argv += ["--results-dir", str(results_dir), "--run-id", run_id, "--metrics-port", "0", *args]
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    proc = subprocess.run(argv, cwd=ROOT, env=full_env, capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run([*prefix, *argv], cwd=ROOT, env=full_env, capture_output=True, text=True, timeout=timeout)
     path = results_dir / run_id / "results.jsonl"
     records = read_results(path) if path.exists() else []
     return RunResult(proc.returncode, proc.stdout, proc.stderr, records)

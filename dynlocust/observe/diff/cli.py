@@ -2,7 +2,8 @@
 
 Exit codes: 0 (no significant regression past the gate; a change past it without significance is printed as a
 warning), 2 (refused: malformed, partial or mismatched inputs, in one line), 6 (`ExitCode.REGRESSION`: a significant
-regression passed its bound).
+regression passed its bound), 8 (`ExitCode.INCONCLUSIVE`: readable runs of one experiment, but every matched window
+was skipped as client-bound, partial or not run on a side).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dynlocust.exit_codes import ExitCode
-from dynlocust.observe.diff.errors import DiffError
+from dynlocust.observe.diff.errors import DiffError, DiffInconclusive
 from dynlocust.observe.diff.gate import DEFAULT_MAPPER_GATE, DEFAULT_RUN_GATE, check, parse_fail_on
 from dynlocust.observe.diff.load import MapperSide, RunSide, Side, load_side
 from dynlocust.observe.diff.mapper import mapper_rendered
@@ -63,6 +64,7 @@ def run_rendered(base: RunSide, new: RunSide, fail_on: str | None, run_noise: st
     result = diff_runs(base, new, parse_run_noise(run_noise))
     left_out = [f"{w} (baseline only)" for w in result.matched.only_base]
     left_out += [f"{w} (new only)" for w in result.matched.only_new]
+    left_out += [f"{w} (skipped)" for w in result.matched.skipped]
     return Rendered(
         f"dynlocust diff: scenario {new.report.scenario}",
         _describe(base),
@@ -141,7 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="dynlocust diff",
         description="Compare two runs (results.jsonl or run directories) or two `compare --save` files: "
-        f"exit {int(ExitCode.REGRESSION)} on a significant regression past --fail-on, 2 when they cannot be compared.",
+        f"exit {int(ExitCode.REGRESSION)} on a significant regression past --fail-on, 2 when they cannot be compared, "
+        f"{int(ExitCode.INCONCLUSIVE)} when every matched window was skipped (client-bound, partial or not run).",
     )
     parser.add_argument("baseline", help="the baseline: results.jsonl, its run directory, or a compare --save file")
     parser.add_argument("new", help="the new side, of the same kind")
@@ -151,9 +154,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def refused(exc: DiffError, args: argparse.Namespace) -> int:
     """One line on stderr; with `--format markdown` the job summary says it too (no number either way)."""
-    print(f"dynlocust diff: error: {exc}", file=sys.stderr)
+    what = "inconclusive" if isinstance(exc, DiffInconclusive) else "refused"
+    print(f"dynlocust diff: {'inconclusive' if what == 'inconclusive' else 'error'}: {exc}", file=sys.stderr)
     if args.format == "markdown":
-        print(f"## dynlocust diff: refused\n\n:no_entry: {exc}")
+        print(f"## dynlocust diff: {what}\n\n:no_entry: {exc}")
     return exc.exit_code
 
 

@@ -9,9 +9,9 @@ generator's or a fragment, and a diff must never print a misleading number.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from dynlocust.observe.diff.errors import DiffError
+from dynlocust.observe.diff.errors import DiffError, DiffInconclusive
 from dynlocust.observe.diff.load import RunSide
 from dynlocust.observe.diff.shape import first_difference
 from dynlocust.observe.report.build import WindowReport
@@ -33,8 +33,11 @@ class Pair:
 @dataclass
 class Matched:
     pairs: list[Pair]
+    """The windows compared: clean on both sides."""
     only_base: list[str]
     only_new: list[str]
+    skipped: list[str] = field(default_factory=list)
+    """Matched windows not compared, each with its cause (`ramp 100/s: client-bound in the new, window 2 (lag)`)."""
 
 
 def _keyed(windows: list[WindowReport]) -> dict[tuple[str, float, int], WindowReport]:
@@ -70,7 +73,8 @@ def check_same_experiment(base: RunSide, new: RunSide) -> None:
 
 
 def match_windows(base: RunSide, new: RunSide) -> Matched:
-    """Pair windows by phase and rate; refuse when none match or a matched window is not comparable."""
+    """Pair windows by phase and rate, skipping those not clean on a side; refuse when none match, and call the diff
+    inconclusive when every match is skipped."""
     check_same_experiment(base, new)
     kb, kn = _keyed(base.report.windows), _keyed(new.report.windows)
     pairs = [Pair(_label(*key), kb[key], kn[key]) for key in kb if key in kn]
@@ -79,17 +83,34 @@ def match_windows(base: RunSide, new: RunSide) -> Matched:
             f"refused: expected windows of the same phase and target rate on both sides, found none in common "
             f"({base.source}: {[_label(*k) for k in kb]}; {new.source}: {[_label(*k) for k in kn]})"
         )
+    clean, skipped = [], []
     for pair in pairs:
-        for side, w in ((base, pair.base), (new, pair.new)):
-            labels = w.verdict_detail.labels if w.verdict_detail is not None else (str(w.verdict),)
-            blocked = next((label for label in labels if label in NOT_COMPARABLE), None)
-            if blocked is not None:  # "throttled" first does not make a client-bound window clean
-                raise DiffError(
-                    f"refused: window {pair.label!r} is {blocked} in the {side.label} ({side.source}, window "
-                    f"{window_number(w.index)}): its figures are not the service's, so they are not compared"
-                )
+        cause = next(
+            (why for side, w in ((base, pair.base), (new, pair.new)) if (why := _not_comparable(side, w))), None
+        )
+        if cause is None:
+            clean.append(pair)
+        else:
+            skipped.append(f"{pair.label}: {cause}")
+    if not clean:
+        raise DiffInconclusive(
+            f"nothing comparable: every matched window was skipped ({'; '.join(skipped)}); its figures are not the "
+            "service's, so they are not compared"
+        )
     return Matched(
-        pairs,
+        clean,
         [_label(*k) for k in kb if k not in kn],
         [_label(*k) for k in kn if k not in kb],
+        skipped,
     )
+
+
+def _not_comparable(side: RunSide, w: WindowReport) -> str | None:
+    """Why window `w` of `side` is not a clean observation (`client-bound in the new, window 2 (lag)`), or None."""
+    detail = w.verdict_detail
+    labels = detail.labels if detail is not None else (str(w.verdict),)
+    blocked = next((label for label in labels if label in NOT_COMPARABLE), None)
+    if blocked is None:  # "throttled" or "ok" first does not make a client-bound window clean
+        return None
+    reasons = f" ({', '.join(detail.reasons)})" if detail is not None and detail.reasons else ""
+    return f"{blocked} in the {side.label} ({side.source}, window {window_number(w.index)}){reasons}"

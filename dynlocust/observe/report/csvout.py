@@ -51,6 +51,8 @@ WINDOW_COLUMNS = (
     "late_bound_ms",
     "lag_p99_ms",
     "pool_waits",
+    "cpu_wait_s",
+    "cpu_pressure_s",
 )
 """Columns up to `workers` as before; then the verdict's detail and the client's evidence (lists joined by `;`)."""
 BIN_COLUMNS = (
@@ -85,10 +87,10 @@ def _verdict_columns(w: WindowReport) -> list[Any]:
               ";".join(map(str, detail.workers))]
     )  # fmt: skip
     if sat is None:
-        return cells + [""] * 8
+        return cells + [""] * 10
     return [
         *cells, sat.due, sat.sent, _num(sat.measured_cpu), f"{sat.cpu_seconds:.3f}", sat.late,
-        _ms(sat.late_bound or None), _ms(sat.lag_p99), sat.pool_waits,
+        _ms(sat.late_bound or None), _ms(sat.lag_p99), sat.pool_waits, _num(sat.cpu_wait), _num(sat.cpu_pressure),
     ]  # fmt: skip
 
 

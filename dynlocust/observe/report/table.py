@@ -39,7 +39,7 @@ class WindowLike(Protocol):
 
 COLUMNS = (
     "window", "target/s", "offered (req)", "accepted/s", "throttled (req)", "first throttle after", "p50", "p99",
-    "sent/due (req)", "cpu (cores)", "late sends", "dropped (req)", "pool waits", "verdict", "reasons",
+    "sent/due (req)", "cpu (cores)", "cpu wait", "late sends", "dropped (req)", "pool waits", "verdict", "reasons",
 )  # fmt: skip
 """The service's figures, then the client's evidence (`dynlocust.run.saturation`), then the verdict and its reasons.
 Each name says its unit: a count of requests in the window (req), a rate (/s); cells carry theirs (ms, s)."""
@@ -69,16 +69,25 @@ def reasons_cell(w: WindowLike) -> str:
     return ", ".join(detail.reasons) + workers
 
 
-def evidence_cells(saturation: Saturation | None) -> tuple[str, str, str, str, str]:
-    """sent of due, CPU (of a core; "-" for a window too brief to measure it), late sends (and the bound), dropped
-    sends, pool waits."""
+def wait_cell(sat: Saturation) -> str:
+    """The seconds the process waited for a CPU over the window and their share of it (`1.2 s (8%)`); `n/a` where
+    the kernel does not say (not Linux), `-` for a window too brief to measure."""
+    if sat.cpu_wait is None:
+        return "n/a" if sat.measured_cpu is not None else "-"
+    share = sat.wait_fraction
+    return f"{sat.cpu_wait:.2f} s" + ("" if share is None else f" ({share:.0%})")
+
+
+def evidence_cells(saturation: Saturation | None) -> tuple[str, str, str, str, str, str]:
+    """sent of due, CPU (of a core; "-" for a window too brief to measure it), CPU wait (`wait_cell`), late sends
+    (and the bound), dropped sends, pool waits."""
     sat = saturation
     if sat is None:
-        return ("-", "-", "-", "-", "-")
+        return ("-", "-", "-", "-", "-", "-")
     late = f"{sat.late:,} over {sat.late_bound * 1000:.0f} ms" if sat.late_bound else f"p99 {_ms(sat.lag_p99)}"
     sent = f"{sat.sent:,}/{sat.due:,}" if sat.due else "-"
     cpu = "-" if sat.measured_cpu is None else f"{sat.measured_cpu:.2f}"
-    return (sent, cpu, late, f"{sat.dropped:,}", f"{sat.pool_waits:,}")
+    return (sent, cpu, wait_cell(sat), late, f"{sat.dropped:,}", f"{sat.pool_waits:,}")
 
 
 def figure_cells(w: WindowLike) -> tuple[str, ...]:

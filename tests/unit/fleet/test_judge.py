@@ -17,6 +17,7 @@ NOT_RUN = Verdict(("not-run",), ran=0.0)
     ("detail", "judged"),
     [
         (OK, True),
+        (Verdict(("ok", "client-bound"), stronger="service", reasons=("lag",)), True),  # the table took what was sent
         (THROTTLED, True),
         (Verdict(("errors",)), True),
         (CLIENT, False),
@@ -39,6 +40,7 @@ def test_a_window_is_judged_when_its_verdict_is_the_services(detail: Verdict | N
         ([OK, THROTTLED, CLIENT, CLIENT], 4, False),  # half judged is enough
         ([OK, NOT_RUN, NOT_RUN], 3, True),
         ([OK, OK], 5, True),  # windows that never closed were not judged either
+        ([CLIENT, CLIENT, CLIENT, CLIENT], 4, True),  # no judged window never passes
         ([], 0, False),
     ],
 )

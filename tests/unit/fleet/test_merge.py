@@ -258,7 +258,7 @@ def test_a_worker_that_joins_is_expected_only_from_its_first_window(tmp_path: Pa
 
 
 def test_a_fleet_window_names_its_starved_worker_and_the_run_concludes(tmp_path: Path) -> None:
-    starved = Saturation(True, ("cpu",), 0.97, 0.002, 0, 0, cpu_seconds=2.0, late_bound=0.025, due=10, sent=10)
+    starved = Saturation(True, ("cpu",), 0.97, 0.002, 0, 0, cpu_seconds=2.0, late_bound=0.025, due=20, sent=10)
     report = make_report(tmp_path, 2)
     for index in (0, 1):
         for worker in (0, 1):

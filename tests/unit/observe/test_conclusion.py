@@ -62,7 +62,7 @@ def test_a_client_bound_window_says_the_limit_is_unknown_above_it_and_what_to_do
     c = conclude(windows)
     assert c.text == (
         "Window 2 is client-bound (cpu; CPU 0.97 of a core): the run cannot tell where DynamoDB's limit is above "
-        "198.0/s; add workers."
+        "198.0/s; add workers or processes."
     )
     assert c.client_limited == (1,) and c.service_limited == ()
 
@@ -80,7 +80,9 @@ def test_both_sides_name_the_stronger_and_the_fleet_worker() -> None:
     assert "DynamoDB capped accepted requests at 95.0/s in window 1 (offered 100.0/s)" in c.text
     assert "the client was also limited in window 1 (lag; 40 of 1,500 sends late by > 25 ms; on worker 1)" in c.text
     assert "Window 2 is client-bound (dropped; 900 of 3,000 sends dropped; on worker 0)" in c.text
-    assert c.text.endswith("above 90.0/s; raise concurrency.")
+    assert c.text.endswith(
+        "(dropped; 900 of 3,000 sends dropped; on worker 0): it is not used for the ceiling; raise concurrency."
+    )
     assert c.client_limited == (0, 1) and c.service_limited == (0,)
 
 
@@ -92,7 +94,10 @@ def test_several_client_bound_windows_show_the_strongest_evidence() -> None:
 
     windows = [record(i, 100, 90.0, ("client-bound",), saturation=dropping(n)) for i, n in enumerate((50, 300, 20))]
     c = conclude(windows)
-    assert c.text.startswith("Windows 1-3 are client-bound (dropped; window 2: 300 of 1,000 sends dropped): ")
+    assert c.text.startswith(
+        "No window could be judged: nothing can be concluded about DynamoDB's limit. "
+        "Windows 1-3 are client-bound (dropped; window 2: 300 of 1,000 sends dropped): "
+    )
 
 
 def test_a_run_stopped_mid_way_judges_only_what_ran() -> None:
@@ -171,3 +176,67 @@ def test_throttles_with_a_known_why_get_a_sentence_each() -> None:
         w["summary"].pop("throttle_causes", None)
         w["summary"].pop("throttled_index", None)
     assert "Reads throttled" not in conclude(windows).text and "GSI" not in conclude(windows).text
+
+
+def test_contention_is_named_with_its_figure_and_its_advice() -> None:
+    """The issue's case: sends late and dropped while the process waited for a CPU that other processes held.
+    More users would not have helped (the drops came while users were free), nor more processes."""
+    contended = Saturation(True, ("machine-busy", "lag", "dropped"), 0.12, 0.4, 424, 0, cpu_seconds=15.0,
+                           late=900, late_bound=0.05, due=3000, sent=2576, stalled=400, cpu_wait=3.24,
+                           cpu_pressure=14.1)  # fmt: skip
+    c = conclude([record(0, 50, 50.0, ("ok",)), record(1, 200, 171.0, ("client-bound",), saturation=contended)])
+    assert "this process waited 3.2 s of 15 s for a CPU (on the machine, some task waited 14.1 s)" in c.text
+    assert "while other processes held the cores" in c.text
+    assert c.text.endswith("run it on a quieter machine or with fewer processes.")
+    assert "raise concurrency" not in c.text and "add workers" not in c.text
+
+
+def test_more_users_are_advised_only_when_the_users_were_all_busy() -> None:
+    def dropping(stalled: int, cpu: float = 0.3) -> Saturation:
+        reasons = ("cpu", "dropped") if cpu >= 0.9 else ("dropped",)
+        return Saturation(True, reasons, cpu, 0.1, 300, 0, cpu_seconds=15.0, late_bound=0.05, due=1500, sent=1200,
+                          stalled=stalled)  # fmt: skip
+
+    def told(sat: Saturation) -> str:
+        return conclude([record(0, 100, 80.0, ("client-bound",), saturation=sat)]).text
+
+    assert told(dropping(stalled=0)).endswith("; raise concurrency.")  # every drop waited in vain for a user
+    assert "raise concurrency" not in told(dropping(stalled=280))  # the process did not run: users were free
+    assert "add workers" not in told(dropping(stalled=0))  # the process did not use its core
+    assert told(dropping(stalled=280, cpu=0.97)).endswith("; add workers or processes.")
+
+
+def test_a_slight_shortfall_with_nothing_throttled_shows_the_table_took_what_was_sent() -> None:
+    slight = Saturation(True, ("lag", "dropped"), 0.15, 0.2, 30, 0, cpu_seconds=15.0, late=120, late_bound=0.05,
+                        due=1500, sent=1478, stalled=30, cpu_wait=0.1)  # fmt: skip
+    windows = [record(0, 50, 50.0, ("ok",))] + [
+        record(i, 50 + 50 * i, 50.0 + 49 * i, ("ok", "client-bound"), stronger="service", saturation=slight)
+        for i in (1, 2, 3)
+    ]
+    c = conclude(windows)
+    assert "Windows 2-4 are client-bound by a small margin (lag, dropped;" in c.text
+    assert "but sent 98.5% of the sends due and DynamoDB throttled none: the table took what was sent" in c.text
+    assert "DynamoDB accepted the load offered, up to 200.0/s (window 4), without throttling." in c.text
+    assert "cannot tell" not in c.text
+
+
+def test_a_stated_cap_is_never_followed_by_cannot_tell() -> None:
+    """The issue's conclusion said both "capped at 120.6/s from window 3" and "cannot tell above 98.3/s"."""
+    starved = Saturation(True, ("dropped",), 0.3, 0.1, 400, 0, cpu_seconds=15.0, late_bound=0.05, due=1500,
+                         sent=1100)  # fmt: skip
+    windows = [
+        record(0, 50, 50.0, ("ok",)),
+        record(1, 100, 98.3, ("client-bound",), saturation=starved),
+        record(2, 150, 120.6, ("throttled",)),
+        record(3, 200, 120.6, ("throttled",)),
+    ]
+    c = conclude(windows)
+    assert "DynamoDB capped accepted requests at 120.6/s from window 3 on" in c.text
+    assert "Window 2 is client-bound (dropped; 400 of 1,500 sends dropped): it is not used for the ceiling" in c.text
+    assert "cannot tell" not in c.text
+
+
+def test_a_run_with_no_judged_window_says_so() -> None:
+    starved = Saturation(True, ("dropped",), 0.3, 0.1, 400, 0, cpu_seconds=15.0, due=1500, sent=1100)
+    c = conclude([record(i, 100, 70.0, ("client-bound",), saturation=starved) for i in range(4)])
+    assert c.text.startswith("No window could be judged: nothing can be concluded about DynamoDB's limit.")

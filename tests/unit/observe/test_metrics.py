@@ -302,21 +302,23 @@ def test_run_gauges_offered_rate_and_dropped_sends() -> None:
 
 def test_one_metric_per_client_bound_reason_with_its_figure_reaches_the_master() -> None:
     evidence = Saturation(True, ("lag", "dropped"), 0.42, 0.08, 30, 2, cpu_seconds=5.0, late=70, late_bound=0.025,
-                          due=1000, sent=960)  # fmt: skip
+                          due=1000, sent=960, cpu_wait=1.5)  # fmt: skip
     worker = new_metrics(worker="1")
     worker.sample(sample(client_bound=True, client=evidence))
     master = new_metrics(worker="master")
     master.merge_report(worker.take_deltas())
     for metrics in (worker, master):
         assert value(metrics, "dynlocust_client_cpu_ratio", worker="1") == 0.42
+        assert value(metrics, "dynlocust_client_cpu_wait_seconds", worker="1") == 1.5
         assert value(metrics, "dynlocust_client_late_sends", worker="1") == 70
         assert value(metrics, "dynlocust_client_dropped_sends", worker="1") == 30
         assert value(metrics, "dynlocust_client_pool_waits", worker="1") == 2
         assert value(metrics, "dynlocust_client_offered_short_sends", worker="1") == 40
         flags = {r: value(metrics, "dynlocust_client_bound_reason", worker="1", reason=r) for r in REASONS}
-        assert flags == {"cpu": 0, "lag": 1, "dropped": 1, "pool": 0, "offered-short": 0}
+        assert flags == {"cpu": 0, "machine-busy": 0, "lag": 1, "dropped": 1, "pool": 0, "offered-short": 0}
     assert {name for _, name, _, _ in m.CLIENT_EVIDENCE} == {
-        "dynlocust_client_cpu_ratio", "dynlocust_client_late_sends", "dynlocust_client_dropped_sends",
+        "dynlocust_client_cpu_ratio", "dynlocust_client_cpu_wait_seconds", "dynlocust_client_late_sends",
+        "dynlocust_client_dropped_sends",
         "dynlocust_client_pool_waits", "dynlocust_client_offered_short_sends",
     }  # fmt: skip
     assert [reason for reason, _, _, _ in m.CLIENT_EVIDENCE] == list(REASONS)

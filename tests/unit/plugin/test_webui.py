@@ -151,6 +151,7 @@ def test_window_rows_show_the_verdicts_evidence_and_worker(tmp_path: Path) -> No
     ]
     assert (rows[1]["cpu"], rows[1]["sent"], rows[1]["dropped"], rows[1]["pool"]) == ("0.97", "20/20", "0", "0")
     assert rows[1]["late"] == "0 over 25 ms"
+    assert rows[1]["wait"] == "1.50 s (75%)"  # the CPU wait beside the CPU, the worst worker's in a fleet
 
 
 @pytest.mark.parametrize(

@@ -44,4 +44,6 @@ CPU_BOUND = Saturation(True, ("cpu",), 0.97, 0.001, 0, 0, cpu_seconds=10.0, due=
 """Near a core, yet every send left on time: its shortfall is 0."""
 DROPPING = Saturation(True, ("dropped",), 0.3, 0.001, 40, 0, cpu_seconds=10.0, due=100, sent=60)
 """40% of due sends dropped."""
+SLIGHT = Saturation(True, ("dropped",), 0.3, 0.001, 4, 0, cpu_seconds=10.0, due=100, sent=96)
+"""4% of due sends dropped: within `SENT_TOLERANCE`, a shortfall that does not change the answer."""
 UNJUDGED = Saturation(True, ("cpu",), 0.97, 0.001, 0, 0, judged=False)

@@ -152,7 +152,7 @@ def test_round_trip_reads_old_records_and_combine_names_the_workers() -> None:
     assert not combine({0: a, 1: a}).client_bound
     assert combine([b]).workers == ()  # a single process names no worker
     assert not combine([]).judged
-    assert set(REASONS) == {"cpu", "lag", "dropped", "pool", "offered-short"}
+    assert set(REASONS) == {"cpu", "machine-busy", "lag", "dropped", "pool", "offered-short"}
 
 
 def test_the_fleets_summed_counts_are_judged_too() -> None:
@@ -223,17 +223,23 @@ def paced_window(hog: bool, seconds: float = 0.5) -> tuple[Saturation, PacingCou
         sent=counts.handed,
         dropped=counts.dropped,
         stalled=counts.stalled,
+        cpu_wait=usage.cpu_wait,
         thresholds=Thresholds(cpu_min_seconds=0.4, late_min=5, dropped_min=2),  # a window of 100 sends
     )
     return sat, counts
 
 
 def test_cpu_hog_makes_the_window_client_bound() -> None:
+    """The hog holds the event loop for half the window whatever the machine: the pacer cannot hand those sends out
+    on time, so lag or drops hold on a loaded machine too. Its CPU is checked against what the machine gave: a
+    busy loop is runnable all along, so CPU used plus CPU waited for covers most of the window, whether it ran
+    (an idle machine) or waited behind other processes (a loaded one: CI saw 0.07 of a core for it)."""
     sat, counts = paced_window(hog=True)
     assert sat.client_bound
-    assert sat.cpu > 0.5  # a busy loop on a shared box: most of a core
-    assert {"dropped", "lag", "cpu"} & set(sat.reasons)
+    assert {"dropped", "lag"} & set(sat.reasons)
     assert sat.dropped == counts.dropped
+    assert sat.wait_fraction is not None, "no run-queue delay on this kernel (/proc/self/task/*/schedstat)"
+    assert sat.cpu + sat.wait_fraction > 0.7, sat
 
 
 def test_idle_window_is_not_client_bound() -> None:
@@ -276,3 +282,54 @@ def test_a_window_closed_as_it_opened_has_no_cpu_figure() -> None:
     assert sat.measured_cpu is None and evidence_cells(sat)[1] == "-"
     assert combine({0: sat, 1: window(100, cpu=0.3)}).measured_cpu == 0.3  # it hides no other worker's figure
     assert combine({0: sat, 1: sat}).measured_cpu is None
+
+
+@pytest.mark.parametrize(
+    ("kw", "reasons"),
+    [
+        # late while the process waited 10% of the window for a CPU, twice as long as it ran: the machine's doing
+        ({"cpu": 0.05, "lag": lags(900, 100), "cpu_wait": 1.0}, ("machine-busy", "lag")),
+        ({"cpu": 0.02, "dropped": 20, "stalled": 20, "sent": 980, "lag": lags(980), "cpu_wait": 0.5},
+         ("machine-busy", "dropped")),
+        ({"cpu": 0.02, "lag": lags(900, 100), "cpu_wait": 0.49}, ("lag",)),  # under 5% of the 10 s window
+        # waited 1 s but ran 2 s: the machine gave it most of what it asked for (a starved generator on a loaded box)
+        ({"cpu": 0.2, "lag": lags(900, 100), "cpu_wait": 1.0}, ("lag",)),
+        ({"cpu": 0.05, "lag": lags(900, 100), "cpu_wait": None}, ("lag",)),  # not measured (not Linux): never assumed
+        ({"cpu": 0.05, "cpu_wait": 9.0}, ()),  # waited, yet sent everything on time: nothing to explain
+        ({"cpu": 0.05, "pool_waits": 50, "cpu_wait": 5.0}, ("pool",)),  # pool waits are no stall of the machine
+        ({"cpu": 0.95, "lag": lags(900, 100), "cpu_wait": 9.6}, ("cpu", "machine-busy", "lag")),
+        ({"cpu": 0.95, "lag": lags(900, 100), "cpu_wait": 2.0}, ("cpu", "lag")),  # it used its core
+        ({"cpu": 0.05, "lag": lags(900, 100), "cpu_wait": 5.0, "cpu_seconds": 1.0}, ("lag",)),  # too brief to judge
+    ],
+)  # fmt: skip
+def test_a_late_or_short_window_that_waited_for_a_cpu_is_machine_busy(
+    kw: dict[str, Any], reasons: tuple[str, ...]
+) -> None:
+    sat = window(1000, **kw)
+    assert sat.reasons == reasons
+    assert Saturation.from_dict(sat.to_dict()) == sat
+
+
+def test_the_fleet_takes_the_worst_workers_cpu_wait() -> None:
+    a, b = window(1000, cpu_wait=0.2, cpu_pressure=3.0), window(1000, cpu_wait=1.5, cpu_pressure=1.0)
+    fleet = combine({0: a, 1: b})
+    assert (fleet.cpu_wait, fleet.cpu_pressure, fleet.wait_fraction) == (1.5, 3.0, 0.15)
+    assert combine({0: window(1000), 1: window(1000)}).cpu_wait is None  # nobody measured it
+    assert evidence_cells(fleet)[2] == "1.50 s (15%)" and evidence_cells(window(1000))[2] == "n/a"
+
+
+def test_the_monitor_measures_the_cpu_wait_of_the_window() -> None:
+    waits, pressures = iter([10.0, 12.5]), iter([100.0, 104.0])
+    wall = iter([0.0, 10.0, 10.0])
+    monitor = SaturationMonitor(
+        cpu_clock=lambda: 0.0,
+        wall_clock=lambda: next(wall),
+        wait_clock=lambda: next(waits),
+        pressure_clock=lambda: next(pressures),
+    )
+    monitor.begin_window()
+    usage = monitor.end_window()
+    assert (usage.cpu_wait, usage.cpu_pressure) == (2.5, 4.0)
+    unmeasured = SaturationMonitor(wait_clock=lambda: None, pressure_clock=lambda: None)
+    unmeasured.begin_window()
+    assert (unmeasured.end_window().cpu_wait, unmeasured.end_window().cpu_pressure) == (None, None)

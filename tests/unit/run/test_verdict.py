@@ -9,7 +9,7 @@ import pytest
 from dynlocust.run.saturation import Saturation
 from dynlocust.run.tally import WindowError
 from dynlocust.run.verdict import Verdict, verdict
-from tests.unit.run._windows import CPU_BOUND, DROPPING, NOT_BOUND, UNJUDGED, _window
+from tests.unit.run._windows import CPU_BOUND, DROPPING, NOT_BOUND, SLIGHT, UNJUDGED, _window
 
 
 @pytest.mark.parametrize(
@@ -19,7 +19,12 @@ from tests.unit.run._windows import CPU_BOUND, DROPPING, NOT_BOUND, UNJUDGED, _w
         ({"ok": 100, "condition_failed": 20}, NOT_BOUND, ("ok",), None),
         ({"ok": 90, "throttled": 10}, NOT_BOUND, ("throttled",), None),  # a healthy client: DynamoDB said no
         ({"ok": 99, "unprocessed": 1}, NOT_BOUND, ("throttled",), None),
-        ({"ok": 100}, CPU_BOUND, ("client-bound",), None),
+        # every send went out and nothing was throttled: the table took what was sent, the client's flag after it
+        ({"ok": 100}, CPU_BOUND, ("ok", "client-bound"), "service"),
+        ({"ok": 96, "dropped": 4}, SLIGHT, ("ok", "client-bound"), "service"),
+        ({"ok": 60, "dropped": 40}, DROPPING, ("client-bound",), None),  # a shortfall that could fake a limit
+        # 4% short against 2% refused: within the tolerance, DynamoDB's refusals still decide
+        ({"ok": 94, "throttled": 2, "dropped": 4}, SLIGHT, ("throttled", "client-bound"), "service"),
         # both sides at once: the stronger evidence first
         ({"ok": 90, "throttled": 10}, CPU_BOUND, ("throttled", "client-bound"), "service"),
         ({"ok": 50, "throttled": 10, "dropped": 40}, DROPPING, ("client-bound", "throttled"), "client"),

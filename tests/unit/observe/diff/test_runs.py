@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from dynlocust.exit_codes import ExitCode
 from dynlocust.observe.diff.cells import Cell
-from dynlocust.observe.diff.errors import DiffError
+from dynlocust.observe.diff.errors import DiffError, DiffInconclusive
 from dynlocust.observe.diff.load import RunSide, load_side
 from dynlocust.observe.diff.runs import QUANTILES, diff_runs
 from tests.support.results_files import SHAPE, Window, write_results
@@ -79,18 +80,30 @@ def test_windows_match_by_phase_and_rate_not_index(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("verdict", ["client-bound", "partial", "not-run"])
-def test_a_window_that_is_not_the_services_is_refused(tmp_path: Path, verdict: str) -> None:
+def test_a_window_that_is_not_the_services_is_skipped_with_its_cause(tmp_path: Path, verdict: str) -> None:
     base = _side(tmp_path, "a", RAMP)
     new = _side(tmp_path, "b", [Window("ramp", 100), Window("ramp", 200, verdict=verdict)])
-    with pytest.raises(DiffError, match=f"window 'ramp 200/s' is {verdict} in the new"):
-        diff_runs(base, new)
+    diff = diff_runs(base, new)
+    assert [p.label for p in diff.matched.pairs] == ["ramp 100/s"]
+    assert len(diff.matched.skipped) == 1
+    assert diff.matched.skipped[0].startswith(f"ramp 200/s: {verdict} in the new (")
+    assert {c.row.split(" · ")[0] for c in diff.cells} == {"ramp 100/s"}
 
 
-def test_a_throttled_window_that_is_also_client_bound_is_refused(tmp_path: Path) -> None:
+def test_a_throttled_window_that_is_also_client_bound_is_skipped(tmp_path: Path) -> None:
     base = _side(tmp_path, "a", RAMP)
     new = _side(tmp_path, "b", [Window("ramp", 100), Window("ramp", 200, verdict="throttled", also=("client-bound",))])
-    with pytest.raises(DiffError, match="window 'ramp 200/s' is client-bound in the new"):
+    assert "client-bound in the new" in diff_runs(base, new).matched.skipped[0]
+
+
+def test_nothing_comparable_is_inconclusive_not_bad_input(tmp_path: Path) -> None:
+    base = _side(tmp_path, "a", [Window("ramp", 100, verdict="client-bound"), *RAMP[1:]])
+    new = _side(tmp_path, "b", [Window("ramp", 100), Window("ramp", 200, verdict="client-bound")])
+    with pytest.raises(DiffInconclusive, match="nothing comparable: every matched window was skipped") as caught:
         diff_runs(base, new)
+    assert caught.value.exit_code == ExitCode.INCONCLUSIVE
+    assert "ramp 100/s: client-bound in the baseline" in str(caught.value)
+    assert "ramp 200/s: client-bound in the new" in str(caught.value)
 
 
 def test_other_tables_or_mix_are_refused(tmp_path: Path) -> None:

@@ -343,7 +343,8 @@ def _fleet_results(tmp_path: Path) -> Path:
     from dynlocust.run.saturation import Saturation
     from tests.unit.fleet.test_merge import make_report, totals, worker_window
 
-    starved = Saturation(True, ("cpu",), 0.97, 0.002, 0, 0, cpu_seconds=2.0, late_bound=0.025, due=20, sent=20)
+    starved = Saturation(True, ("cpu",), 0.97, 0.002, 0, 0, cpu_seconds=2.0, late_bound=0.025, due=20, sent=20,
+                         cpu_wait=1.5, cpu_pressure=1.8)  # fmt: skip
     report = make_report(tmp_path, 2)
     for index in (0, 1):
         for worker in (0, 1):
@@ -372,12 +373,14 @@ def test_the_verdict_its_evidence_and_the_conclusion_reach_every_format(tmp_path
     page = html.render(report)
     assert f'<p id="conclusion">{escape(end["conclusion"]["text"])}</p>' in page
     assert '<td class="text reasons">cpu (worker 1)</td>' in page
+    assert "<th>cpu wait</th>" in page and "<td>1.50 s (75%)</td>" in page  # the worst worker's wait
     rows = list(csv.DictReader(io.StringIO(csvout.render(report)["windows.csv"])))
     assert [(r["verdicts"], r["stronger"], r["reasons"], r["client_bound_workers"]) for r in rows] == [
         ("throttled", "", "", ""),
         ("throttled;client-bound", "service", "cpu", "1"),
     ]
     assert rows[1]["cpu"] == "0.970" and rows[1]["ran_fraction"] == "1.0000" and rows[1]["due"] == "20"
+    assert (rows[1]["cpu_wait_s"], rows[1]["cpu_pressure_s"]) == ("1.500", "1.800")
 
 
 HOSTILE = '=HYPERLINK("http://x")|<img src=x onerror=alert(1)>\n| forged | row |\r`code`'
