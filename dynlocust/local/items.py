@@ -210,15 +210,15 @@ def updated(t: Table, key: Item, old: Item | None, update: Any) -> Item | None:
     base = dict(old) if old is not None else dict(key)
     if update is None:
         return base
-    if old is None and not update.writes_values:
-        return None
     touched = set(update.updated_paths) & set(t.key.names())
-    if touched:
+    if touched:  # refused whether or not the item exists (a remove-only update of a missing item included)
         attr = sorted(touched)[0]
         raise errors.validation(
             f"One or more parameter values were invalid: Cannot update attribute {attr}. "
             "This attribute is part of the key"
         )
+    if old is None and not update.writes_values:
+        return None
     try:
         return update.apply(base, missing=old is None)
     except expressions.ExpressionError as exc:
