@@ -227,9 +227,9 @@ def updated(t: Table, key: Item, old: Item | None, update: Any) -> Item | None:
 
 def put_item(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     req = legacy.translate(req, "Expected", "ConditionalOperator")
-    t = st.table(req, ctx)
     item = required_item(req, "item")
     rv = params.return_values(req, ("NONE", "ALL_OLD"))
+    t = st.table(req, ctx)
     rcc = params.return_consumed(req)
     on_fail = params.return_on_fail(req)
     ex = Exprs(req, single_write=True)
@@ -241,8 +241,8 @@ def put_item(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
 
 def delete_item(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     req = legacy.translate(req, "Expected", "ConditionalOperator")
-    t = st.table(req, ctx)
     rv = params.return_values(req, ("NONE", "ALL_OLD"))
+    t = st.table(req, ctx)
     rcc = params.return_consumed(req)
     on_fail = params.return_on_fail(req)
     ex = Exprs(req, single_write=True)

@@ -213,9 +213,12 @@ class Exprs:
 
 
 def return_values(req: dict[str, Any], allowed: tuple[str, ...]) -> str:
+    """ReturnValues (its enum checked by validation.check_constraints): PutItem and DeleteItem take only ALL_OLD
+    and NONE, refused as "1 validation error detected: ReturnValues can only be ALL_OLD or NONE" (issue 45, from
+    suites run against the service; dynalite's tests record the bare sentence), before the table lookup."""
     rv = req.get("ReturnValues", "NONE")
     if rv not in allowed:
-        raise errors.validation("Return values set to invalid value")
+        raise errors.detected("ReturnValues can only be " + " or ".join(reversed(allowed)))
     return rv
 
 

@@ -7,11 +7,12 @@ aws_verified tests of moto's DynamoDB suite (tests/conformance).
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 from dynlocust.local import errors
-from dynlocust.local.limits import DEFAULT_WARM, GSI_MAX, LSI_MAX
+from dynlocust.local.limits import BATCH_WRITE_MAX, DEFAULT_WARM, GSI_MAX, LSI_MAX
 
 _HEAD = "One or more parameter values were invalid: "
 
@@ -153,6 +154,7 @@ _LENGTHS: dict[str, dict[str, tuple[str, int, int]]] = {
 # (API reference); a name that is not an ARN keeps the pattern, and for the single-item operations, Query and
 # Scan its minimum of 3 (as pinned against the service by other emulators' recorded tests).
 _TABLE_NAME_MAX = 1024
+_NAME_MAX = 255
 _AT_LEAST_ONE = "Member must have length greater than or equal to 1"
 _NAMED_TABLE_OPS = frozenset(
     ("GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan", "DescribeTable", "DeleteTable", "UpdateTable")
@@ -203,6 +205,41 @@ def constraint_problems(op: str, req: dict[str, Any]) -> list[str]:
             problems.append(_failed(v, path, f"Member must have value greater than or equal to {least}"))
         elif most is not None and v > most:
             problems.append(_failed(v, path, f"Member must have value less than or equal to {most}"))
+    if op in _BATCH_LIMITS:
+        problems += _request_items_problems(req.get("RequestItems"), _BATCH_LIMITS[op])
+    return problems
+
+
+# BatchGetItem's and BatchWriteItem's RequestItems: a map of 1 or more tables (API reference: "Map Entries: Maximum
+# number of 100 items" / "25 items"), each named as TableName is. Worded as suites run against the service record
+# them (issue 45): the empty map is "Value at 'RequestItems'" (that casing); a bad table name echoes the map as JSON
+# and names all three rules of the name; an empty BatchWriteItem list echoes the map as Java prints it ('{t=[]}').
+_BATCH_LIMITS = {"BatchGetItem": None, "BatchWriteItem": BATCH_WRITE_MAX}
+_NAME_RULES = (
+    f"Map keys must satisfy constraint: [Member must have length less than or equal to {_NAME_MAX}, "
+    "Member must have length greater than or equal to 3, Member must satisfy regular expression pattern: "
+    "[a-zA-Z0-9_.-]+]"
+)
+
+
+def _request_items_problems(items: Any, most_writes: int | None) -> list[str]:
+    if items is None:
+        return [_failed(None, "requestItems", "Member must not be null")]
+    if not items:
+        return ["Value at 'RequestItems' failed to satisfy constraint: " + _AT_LEAST_ONE]
+    problems = []
+    for name in items:
+        if not name.startswith("arn:") and (not 3 <= len(name) <= _NAME_MAX or not _NEW_TABLE_NAME.fullmatch(name)):
+            echo = json.dumps(items, separators=(",", ":"), ensure_ascii=False)
+            problems.append(_failed(echo, "requestItems", _NAME_RULES))
+    if most_writes is not None and any(not 1 <= len(v) <= most_writes for v in items.values()):
+        # echoed as Java's Map.toString only when every list is empty: a WriteRequest prints as an object reference
+        java = "{" + ", ".join(f"{name}=[]" for name in items) + "}" if not any(items.values()) else None
+        problems.append(
+            ("Value at" if java is None else f"Value '{java}' at")
+            + " 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: "
+            f"[Member must have length less than or equal to {most_writes}, {_AT_LEAST_ONE}]"
+        )
     return problems
 
 
@@ -213,9 +250,11 @@ def _table_name_problems(op: str, name: Any) -> list[str]:
     if not name:
         return [_failed(name, "tableName", "Member must have length greater than or equal to 1")]
     problems = []
-    if len(name) > _TABLE_NAME_MAX:
-        problems.append(_failed(name, "tableName", f"Member must have length less than or equal to {_TABLE_NAME_MAX}"))
-    if not name.startswith("arn:"):
+    is_arn = name.startswith("arn:")
+    longest = _TABLE_NAME_MAX if is_arn else _NAME_MAX  # a name, not an ARN: 255, before the table lookup (issue 45)
+    if len(name) > longest:
+        problems.append(_failed(name, "tableName", f"Member must have length less than or equal to {longest}"))
+    if not is_arn:
         if not _NEW_TABLE_NAME.fullmatch(name):
             problems.append(
                 _failed(name, "tableName", "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+")

@@ -95,3 +95,88 @@ def test_key_attributes_are_not_updated(
 ) -> None:
     assert refused(ep, op, req) == (code, message)
     assert wire(ep, "GetItem", {"TableName": TABLE, "Key": KEY}) == (200, {})
+
+
+# -- classes 1 and 3: the envelope, and constraints before the table lookup ------------------------------------
+# Sources: issue 45's examples; a suite run against the service (us-east-1 and eu-west-2) for 'RequestItems' and
+# the JSON echo of a bad table name; dynalite's recorded tests for the three rules of a name; the DAX client for
+# the Java echo of an empty write list.
+NAME_RULES = (
+    "Map keys must satisfy constraint: [Member must have length less than or equal to 255, Member must have length "
+    "greater than or equal to 3, Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+]"
+)
+LONG = "a" * 256
+ENVELOPE = [
+    case(
+        "DeleteItem",
+        {"TableName": TABLE, "Key": KEY, "ReturnValues": "ALL_NEW"},
+        VALIDATION,
+        "1 validation error detected: ReturnValues can only be ALL_OLD or NONE",
+        "delete-return-values",
+    ),
+    case(
+        "PutItem",
+        {"TableName": "missing", "Item": KEY, "ReturnValues": "UPDATED_OLD"},
+        VALIDATION,
+        "1 validation error detected: ReturnValues can only be ALL_OLD or NONE",
+        "put-return-values-before-lookup",
+    ),
+    case(
+        "BatchGetItem",
+        {"RequestItems": {}},
+        VALIDATION,
+        "1 validation error detected: Value at 'RequestItems' failed to satisfy constraint: Member must have length "
+        "greater than or equal to 1",
+        "batch-get-empty-request-items",
+    ),
+    case(
+        "BatchWriteItem",
+        {"RequestItems": {TABLE: []}},
+        VALIDATION,
+        f"1 validation error detected: Value '{{{TABLE}=[]}}' at 'requestItems' failed to satisfy constraint: "
+        "Map value must satisfy constraint: [Member must have length less than or equal to 25, Member must have "
+        "length greater than or equal to 1]",
+        "batch-write-empty-list",
+    ),
+    case(
+        "PutItem",
+        {"TableName": LONG, "Item": KEY},
+        VALIDATION,
+        f"1 validation error detected: Value '{LONG}' at 'tableName' failed to satisfy constraint: Member must have "
+        "length less than or equal to 255",
+        "put-256-char-name",
+    ),
+    case(
+        "DescribeTable",
+        {"TableName": LONG},
+        VALIDATION,
+        f"1 validation error detected: Value '{LONG}' at 'tableName' failed to satisfy constraint: Member must have "
+        "length less than or equal to 255",
+        "describe-256-char-name",
+    ),
+    case(
+        "BatchGetItem",
+        {"RequestItems": {"bad!name": {"Keys": [{"pk": {"S": "a"}}]}}},
+        VALIDATION,
+        """1 validation error detected: Value '{"bad!name":{"Keys":[{"pk":{"S":"a"}}]}}' at 'requestItems' failed to """
+        "satisfy constraint: " + NAME_RULES,
+        "batch-get-bad-name",
+    ),
+    case(
+        "BatchWriteItem",
+        {"RequestItems": {"ab": [{"DeleteRequest": {"Key": {"pk": {"S": "a"}}}}]}, "ReturnConsumedCapacity": "ALL"},
+        VALIDATION,
+        "2 validation errors detected: Value 'ALL' at 'returnConsumedCapacity' failed to satisfy constraint: Member "
+        "must satisfy enum value set: [INDEXES, TOTAL, NONE]; "
+        """Value '{"ab":[{"DeleteRequest":{"Key":{"pk":{"S":"a"}}}}]}' at 'requestItems' failed to satisfy """
+        "constraint: " + NAME_RULES,
+        "batch-write-short-name-and-enum",
+    ),
+]
+
+
+@pytest.mark.parametrize(("op", "req", "code", "message"), ENVELOPE)
+def test_constraints_are_reported_in_the_envelope_before_the_table_lookup(
+    ep: ThreadedEndpoint, op: str, req: dict[str, Any], code: str, message: str
+) -> None:
+    assert refused(ep, op, req) == (code, message)
