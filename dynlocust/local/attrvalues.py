@@ -224,6 +224,14 @@ _MEMBER_SHAPES = {
     "L": "list",
 }
 _MEMBER_SHAPES.update(dict.fromkeys(_SET_SHAPES, "list"))
+_AV_JAVA = errors.JAVA_MODEL + "AttributeValue"
+_MEMBER_JAVA = {
+    "M": f"java.util.Map<java.lang.String, {_AV_JAVA}>",
+    "L": f"java.util.List<{_AV_JAVA}>",
+    "SS": "java.util.List<java.lang.String>",
+    "NS": "java.util.List<java.lang.String>",
+    "BS": "java.util.List<java.nio.ByteBuffer>",
+}
 
 
 def _all_digits(raw: bytes) -> bool:
@@ -307,7 +315,7 @@ def check_value(av: Any, level: int = 1) -> None:
             check_base64(v)
         elif t == "BOOL" or t == "NULL":
             if v.__class__ is not bool:
-                _refuse_member(t, v)
+                v = av[t] = _boolean(t, v)
             if t == "NULL" and not v:
                 raise errors.validation(_NULL_MESSAGE)
         else:
@@ -366,8 +374,8 @@ def check_base64(v: str) -> None:
 def _refuse_shape(av: Any, level: int = 1) -> None:
     """An attribute value that is not exactly one member: members the model does not define are ignored, as the
     service's deserializer ignores them (`{"dog": "cat"}` is an empty value, as dynalite's tests record it)."""
-    if av.__class__ is not dict:
-        raise errors.wrong_json_type(av, "structure")
+    if av.__class__ is not dict:  # an item's value, a list's element: a collection's member
+        raise errors.wrong_json_type(av, "structure", _AV_JAVA, member=True)
     unknown = [t for t in av if t not in _MEMBER_SHAPES]
     if unknown and len(av) - len(unknown) == 1:
         for t in unknown:
@@ -384,4 +392,12 @@ def _refuse_shape(av: Any, level: int = 1) -> None:
 def _refuse_member(t: str, v: Any) -> NoReturn:
     if v is None:
         raise errors.validation(EMPTY_MESSAGE)
-    raise errors.wrong_json_type(v, _MEMBER_SHAPES[t])
+    raise errors.wrong_json_type(v, _MEMBER_SHAPES[t], _MEMBER_JAVA.get(t, ""))
+
+
+def _boolean(t: str, v: Any) -> bool:
+    """A BOOL or NULL given as text the service reads as a boolean ("true", "1", "yes"...), else refused."""
+    read = errors.boolean_text(v)
+    if read is None:
+        _refuse_member(t, v)
+    return read

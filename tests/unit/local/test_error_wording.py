@@ -50,8 +50,9 @@ def refused(ep: ThreadedEndpoint, op: str, req: dict[str, Any]) -> tuple[str, st
     return body["__type"], body.get("message", body.get("Message", ""))
 
 
-def case(op: str, req: dict[str, Any], code: str, message: str, id: str) -> Any:
-    return pytest.param(op, req, code, message, id=id)
+def case(op: str, req: dict[str, Any], *expected: str, id: str) -> Any:
+    """One row: the request, then what the service answers (`__type` and message, or the message alone)."""
+    return pytest.param(op, req, *expected, id=id)
 
 
 # -- class 13: a key attribute is never updated, whether or not the item exists ---------------------------------
@@ -65,14 +66,14 @@ CLASS_13 = [
         {"TableName": TABLE, "Key": KEY, "UpdateExpression": "REMOVE sk"},
         VALIDATION,
         KEY_UPDATE.format("sk"),
-        "remove-range-key-of-missing-item",
+        id="remove-range-key-of-missing-item",
     ),
     case(
         "UpdateItem",
         {"TableName": TABLE, "Key": KEY, "UpdateExpression": "REMOVE pk"},
         VALIDATION,
         KEY_UPDATE.format("pk"),
-        "remove-hash-key-of-missing-item",
+        id="remove-hash-key-of-missing-item",
     ),
     case(
         "UpdateItem",
@@ -84,7 +85,7 @@ CLASS_13 = [
         },
         VALIDATION,
         KEY_UPDATE.format("sk"),
-        "delete-from-range-key-of-missing-item",
+        id="delete-from-range-key-of-missing-item",
     ),
 ]
 
@@ -112,14 +113,14 @@ ENVELOPE = [
         {"TableName": TABLE, "Key": KEY, "ReturnValues": "ALL_NEW"},
         VALIDATION,
         "1 validation error detected: ReturnValues can only be ALL_OLD or NONE",
-        "delete-return-values",
+        id="delete-return-values",
     ),
     case(
         "PutItem",
         {"TableName": "missing", "Item": KEY, "ReturnValues": "UPDATED_OLD"},
         VALIDATION,
         "1 validation error detected: ReturnValues can only be ALL_OLD or NONE",
-        "put-return-values-before-lookup",
+        id="put-return-values-before-lookup",
     ),
     case(
         "BatchGetItem",
@@ -127,7 +128,7 @@ ENVELOPE = [
         VALIDATION,
         "1 validation error detected: Value at 'RequestItems' failed to satisfy constraint: Member must have length "
         "greater than or equal to 1",
-        "batch-get-empty-request-items",
+        id="batch-get-empty-request-items",
     ),
     case(
         "BatchWriteItem",
@@ -136,7 +137,7 @@ ENVELOPE = [
         f"1 validation error detected: Value '{{{TABLE}=[]}}' at 'requestItems' failed to satisfy constraint: "
         "Map value must satisfy constraint: [Member must have length less than or equal to 25, Member must have "
         "length greater than or equal to 1]",
-        "batch-write-empty-list",
+        id="batch-write-empty-list",
     ),
     case(
         "PutItem",
@@ -144,7 +145,7 @@ ENVELOPE = [
         VALIDATION,
         f"1 validation error detected: Value '{LONG}' at 'tableName' failed to satisfy constraint: Member must have "
         "length less than or equal to 255",
-        "put-256-char-name",
+        id="put-256-char-name",
     ),
     case(
         "DescribeTable",
@@ -152,7 +153,7 @@ ENVELOPE = [
         VALIDATION,
         f"1 validation error detected: Value '{LONG}' at 'tableName' failed to satisfy constraint: Member must have "
         "length less than or equal to 255",
-        "describe-256-char-name",
+        id="describe-256-char-name",
     ),
     case(
         "BatchGetItem",
@@ -160,7 +161,7 @@ ENVELOPE = [
         VALIDATION,
         """1 validation error detected: Value '{"bad!name":{"Keys":[{"pk":{"S":"a"}}]}}' at 'requestItems' failed to """
         "satisfy constraint: " + NAME_RULES,
-        "batch-get-bad-name",
+        id="batch-get-bad-name",
     ),
     case(
         "BatchWriteItem",
@@ -170,7 +171,7 @@ ENVELOPE = [
         "must satisfy enum value set: [INDEXES, TOTAL, NONE]; "
         """Value '{"ab":[{"DeleteRequest":{"Key":{"pk":{"S":"a"}}}}]}' at 'requestItems' failed to satisfy """
         "constraint: " + NAME_RULES,
-        "batch-write-short-name-and-enum",
+        id="batch-write-short-name-and-enum",
     ),
 ]
 
@@ -180,3 +181,128 @@ def test_constraints_are_reported_in_the_envelope_before_the_table_lookup(
     ep: ThreadedEndpoint, op: str, req: dict[str, Any], code: str, message: str
 ) -> None:
     assert refused(ep, op, req) == (code, message)
+
+
+# -- class 2: a SerializationException names what the model expects at that member -----------------------------
+# Source: dynalite's tests recorded against the service (test/helpers.js, assertType: one row per expected type and
+# JSON value), and issue 45 for a list where TableName expects a string.
+MODEL = "com.amazonaws.dynamodb.v20120810."
+AV_MAP = f"java.util.Map<java.lang.String, {MODEL}AttributeValue>"
+CAST = (
+    "class sun.reflect.generics.reflectiveObjects.ParameterizedTypeImpl cannot be cast to class java.lang.Class "
+    "(sun.reflect.generics.reflectiveObjects.ParameterizedTypeImpl and java.lang.Class are in module java.base of "
+    "loader 'bootstrap')"
+)
+
+
+def put(**item: Any) -> dict[str, Any]:
+    return {"TableName": TABLE, "Item": {**KEY, **item}}
+
+
+SERIALIZATION_CASES = [
+    case(
+        "PutItem",
+        {"TableName": ["t"], "Item": KEY},
+        "Unrecognized collection type class java.lang.String",
+        id="str-list",
+    ),
+    case(
+        "Query",
+        {"TableName": TABLE, "Limit": []},
+        "Unrecognized collection type class java.lang.Integer",
+        id="int-list",
+    ),
+    case("Query", {"TableName": TABLE, "Limit": True}, "TRUE_VALUE cannot be converted to Integer", id="int-true"),
+    case(
+        "Query",
+        {"TableName": TABLE, "ConsistentRead": []},
+        "Unrecognized collection type class java.lang.Boolean",
+        id="bool-list",
+    ),
+    case(
+        "Query", {"TableName": TABLE, "ConsistentRead": "23"}, "Unexpected token received from parser", id="bool-text"
+    ),
+    case(
+        "Query",
+        {"TableName": TABLE, "ConsistentRead": 34.56},
+        "DECIMAL_VALUE cannot be converted to Boolean",
+        id="bool-dec",
+    ),
+    case("Query", {"TableName": TABLE, "AttributesToGet": "a"}, "Unexpected field type", id="list-field-text"),
+    case("Query", {"TableName": TABLE, "KeyConditions": 5}, "Unexpected field type", id="map-field-number"),
+    case(
+        "Query",
+        {"TableName": TABLE, "KeyConditions": []},
+        f"Unrecognized collection type java.util.Map<java.lang.String, {MODEL}Condition>",
+        id="map-field-list",
+    ),
+    case(
+        "Query",
+        {"TableName": TABLE, "KeyConditions": {"a": "x"}},
+        "Unexpected value type in payload",
+        id="struct-value",
+    ),
+    case(
+        "Query",
+        {"TableName": TABLE, "KeyConditions": {"a": []}},
+        f"Unrecognized collection type class {MODEL}Condition",
+        id="struct-value-list",
+    ),
+    case("PutItem", {"TableName": TABLE, "Item": []}, f"Unrecognized collection type {AV_MAP}", id="item-list"),
+    case("PutItem", {"TableName": TABLE, "Item": "x"}, "Unexpected field type", id="item-text"),
+    case("PutItem", put(a="x"), "Unexpected value type in payload", id="attribute-text"),
+    case("PutItem", put(a=[]), f"Unrecognized collection type class {MODEL}AttributeValue", id="attribute-list"),
+    case("PutItem", put(a={"B": 5}), "only base-64-encoded strings are convertible to bytes", id="blob-number"),
+    case("PutItem", put(a={"B": []}), "Unrecognized collection type class java.nio.ByteBuffer", id="blob-list"),
+    case("PutItem", put(a={"SS": "x"}), "Unexpected field type", id="set-text"),
+    case("PutItem", put(a={"M": []}), f"Unrecognized collection type {AV_MAP}", id="m-list"),
+    case("PutItem", put(a={"BOOL": "maybe"}), "Unexpected token received from parser", id="bool-attribute-text"),
+    case(
+        "PutItem",
+        {**put(), "Expected": {"a": {"Value": "x"}}},
+        "Unexpected field type",
+        id="attribute-value-field-text",
+    ),
+    case("BatchGetItem", {"RequestItems": {TABLE: {"Keys": ["x"]}}}, CAST, id="key-in-list-text"),
+    case(
+        "BatchGetItem",
+        {"RequestItems": {TABLE: {"Keys": [[]]}}},
+        f"Unrecognized collection type {AV_MAP}",
+        id="key-list",
+    ),
+    case("BatchWriteItem", {"RequestItems": {TABLE: "x"}}, CAST, id="write-list-text"),
+    case(
+        "BatchWriteItem",
+        {"RequestItems": []},
+        f"Unrecognized collection type java.util.Map<java.lang.String, java.util.List<{MODEL}WriteRequest>>",
+        id="request-items-list",
+    ),
+    case("CreateTable", {"TableName": "abc", "KeySchema": "x"}, "Unexpected field type", id="key-schema-text"),
+    case(
+        "CreateTable", {"TableName": "abc", "KeySchema": ["x"]}, "Unexpected value type in payload", id="element-text"
+    ),
+    case(
+        "CreateTable",
+        {"TableName": "abc", "ProvisionedThroughput": []},
+        f"Unrecognized collection type class {MODEL}ProvisionedThroughput",
+        id="struct-field-list",
+    ),
+]
+
+
+@pytest.mark.parametrize(("op", "req", "message"), SERIALIZATION_CASES)
+def test_serialization_errors_name_the_expected_shape(
+    ep: ThreadedEndpoint, op: str, req: dict[str, Any], message: str
+) -> None:
+    assert refused(ep, op, req) == (SERIALIZATION, message)
+
+
+def test_a_boolean_given_as_text_is_read_as_the_service_reads_it(ep: ThreadedEndpoint) -> None:
+    """dynalite's tests record that the service's deserializer converts "true", "1", "yes" and their opposites."""
+    assert wire(ep, "GetItem", {"TableName": TABLE, "Key": KEY, "ConsistentRead": "yes"}) == (200, {})
+    assert wire(ep, "PutItem", put(flag={"BOOL": "TRUE"}))[0] == 200
+    assert wire(ep, "GetItem", {"TableName": TABLE, "Key": KEY, "ConsistentRead": "0"}) == (
+        200,
+        {"Item": {**KEY, "flag": {"BOOL": True}}},
+    )
+    assert wire(ep, "DeleteItem", {"TableName": TABLE, "Key": KEY})[0] == 200
