@@ -22,6 +22,9 @@ AttributeValue = dict[str, Any]
 #: 38 significant digits, like the service; Inexact is not trapped (results are rounded, see the module report).
 NUMBER_CONTEXT = decimal.Context(prec=38, rounding=decimal.ROUND_HALF_EVEN, Emax=999999, Emin=-999999)
 
+_INT_MAX = 2**31 - 1  # Java's int: the scale of the service's numbers (BigDecimal)
+_OVERFLOW = "Number overflow. Attempting to store a number with magnitude larger than supported range"
+_UNDERFLOW = "Number underflow. Attempting to store a number with magnitude smaller than supported range"
 _SET_TYPES = frozenset(("SS", "NS", "BS"))
 _SCALAR_ORDERED = frozenset(("S", "N", "B"))
 
@@ -57,13 +60,9 @@ def format_number(d: Decimal) -> str:
     d = d.normalize(NUMBER_CONTEXT)
     exp = d.adjusted()
     if exp > 125:
-        raise NumberRangeError(
-            "Number overflow. Attempting to store a number with magnitude larger than supported range"
-        )
+        raise NumberRangeError(_OVERFLOW)
     if exp < -130:
-        raise NumberRangeError(
-            "Number underflow. Attempting to store a number with magnitude smaller than supported range"
-        )
+        raise NumberRangeError(_UNDERFLOW)
     return format(d, "f")
 
 
@@ -326,22 +325,36 @@ def canonical_number(text: str) -> str:
     """The number as the service stores and returns it (`007` -> `7`, `1e3` -> `1000`, `.5` -> `0.5`), refused
     unless it has at most 38 significant digits and a magnitude within 1E-130 .. 9.99E+125 (`text` is well formed:
     check_number_text)."""
+    _check_java_exponent(text)
     d = Decimal(text)
     if d.is_zero():
+        if d.as_tuple().exponent > 125:  # 0e126 too: its precision less its scale passes 126 (issue 45)
+            raise errors.validation(_OVERFLOW)
         return "0"
     significant = "".join(map(str, d.as_tuple().digits)).strip("0")
     if len(significant) > _MAX_DIGITS:
         raise errors.validation("Attempting to store more than 38 significant digits in a Number")
     adjusted = d.adjusted()
+    if adjusted >= _INT_MAX:  # precision less scale, one more, passes Java's int and turns negative (issue 45)
+        raise errors.validation(_UNDERFLOW)
     if adjusted > 125:
-        raise errors.validation(
-            "Number overflow. Attempting to store a number with magnitude larger than supported range"
-        )
+        raise errors.validation(_OVERFLOW)
     if adjusted < -130:
-        raise errors.validation(
-            "Number underflow. Attempting to store a number with magnitude smaller than supported range"
-        )
+        raise errors.validation(_UNDERFLOW)
     return format(d.normalize(NUMBER_CONTEXT), "f")
+
+
+def _check_java_exponent(text: str) -> None:
+    """Refuse the written exponent of a well-formed number as the service's BigDecimal parse refuses it: an
+    exponent, or the scale it makes with the fraction's digits, outside Java's int ('1e99999999999': "The
+    parameter cannot be converted to a numeric value", issue 45). Read from the text, before Decimal sees it."""
+    mantissa, _, written = text.lower().partition("e")
+    if not written:
+        return
+    exponent = int(written)
+    _, _, fraction = mantissa.partition(".")
+    if not -_INT_MAX - 1 <= exponent <= _INT_MAX or not -_INT_MAX - 1 <= len(fraction) - exponent <= _INT_MAX:
+        raise errors.validation(f"The parameter cannot be converted to a numeric value: {text}")
 
 
 _BASE64_ALPHABET = frozenset(string.ascii_letters + string.digits + "+/=")

@@ -306,3 +306,45 @@ def test_a_boolean_given_as_text_is_read_as_the_service_reads_it(ep: ThreadedEnd
         {"Item": {**KEY, "flag": {"BOOL": True}}},
     )
     assert wire(ep, "DeleteItem", {"TableName": TABLE, "Key": KEY})[0] == 200
+
+
+# -- class 4 (and 9): numbers as the service's BigDecimal reads them, in every position --------------------------
+# Source: issue 45 (an exponent outside Java's int cannot be converted; 1e2147483647 is an underflow; 0e126 is
+# refused, worded here as the overflow it is: its precision less its scale passes 126).
+CONVERT = "The parameter cannot be converted to a numeric value: {}"
+OVERFLOW = "Number overflow. Attempting to store a number with magnitude larger than supported range"
+UNDERFLOW = "Number underflow. Attempting to store a number with magnitude smaller than supported range"
+NUMBERS = [
+    ("1e99999999999", CONVERT.format("1e99999999999")),
+    ("1e-99999999999", CONVERT.format("1e-99999999999")),
+    ("1e2147483647", UNDERFLOW),
+    ("1e2147483646", OVERFLOW),
+    ("", CONVERT.format("")),
+    ("0e126", OVERFLOW),
+]
+POSITIONS = [
+    ("where", "SELECT * FROM tab1 WHERE pk = 'a' AND n = ?", lambda n: [{"N": n}]),
+    ("value", "INSERT INTO tab1 VALUE {'pk': 'x', 'sk': 'y', 'n': ?}", lambda n: [{"N": n}]),
+    ("set", "UPDATE tab1 SET n = ? WHERE pk = 'a' AND sk = 'b'", lambda n: [{"N": n}]),
+    ("list", "UPDATE tab1 SET n = ? WHERE pk = 'a' AND sk = 'b'", lambda n: [{"L": [{"N": "1"}, {"N": n}]}]),
+    ("map", "UPDATE tab1 SET n = ? WHERE pk = 'a' AND sk = 'b'", lambda n: [{"M": {"m": {"N": n}}}]),
+    ("set-member", "UPDATE tab1 SET n = ? WHERE pk = 'a' AND sk = 'b'", lambda n: [{"NS": ["1", n]}]),
+]
+
+
+@pytest.mark.parametrize(("number", "message"), NUMBERS, ids=[n or "empty" for n, _ in NUMBERS])
+@pytest.mark.parametrize(("statement", "parameters"), [p[1:] for p in POSITIONS], ids=[p[0] for p in POSITIONS])
+def test_partiql_parameter_numbers(
+    ep: ThreadedEndpoint, number: str, message: str, statement: str, parameters: Any
+) -> None:
+    req = {"Statement": statement, "Parameters": parameters(number)}
+    assert refused(ep, "ExecuteStatement", req) == (VALIDATION, message)
+    batch = {"Statements": [req]}
+    assert refused(ep, "BatchExecuteStatement", batch) == (VALIDATION, message)
+    if not statement.startswith("SELECT"):
+        assert refused(ep, "ExecuteTransaction", {"TransactStatements": [req]}) == (VALIDATION, message)
+
+
+@pytest.mark.parametrize(("number", "message"), NUMBERS, ids=[n or "empty" for n, _ in NUMBERS])
+def test_put_item_numbers(ep: ThreadedEndpoint, number: str, message: str) -> None:
+    assert refused(ep, "PutItem", put(n={"N": number})) == (VALIDATION, message)
