@@ -328,7 +328,7 @@ def canonical_number(text: str) -> str:
     _check_java_exponent(text)
     d = Decimal(text)
     if d.is_zero():
-        if d.as_tuple().exponent > 125:  # 0e126 too: its precision less its scale passes 126 (issue 45)
+        if d.adjusted() > 125:  # 0e126 too: its precision less its scale passes 126 (issue 45)
             raise errors.validation(_OVERFLOW)
         return "0"
     significant = "".join(map(str, d.as_tuple().digits)).strip("0")
