@@ -348,3 +348,96 @@ def test_partiql_parameter_numbers(
 @pytest.mark.parametrize(("number", "message"), NUMBERS, ids=[n or "empty" for n, _ in NUMBERS])
 def test_put_item_numbers(ep: ThreadedEndpoint, number: str, message: str) -> None:
     assert refused(ep, "PutItem", put(n={"N": number})) == (VALIDATION, message)
+
+
+# -- class 5: PartiQL's FROM-first UPDATE runs as an UPDATE (issue 45) ------------------------------------------
+@pytest.fixture
+def item(ep: ThreadedEndpoint) -> Iterator[None]:
+    assert wire(ep, "PutItem", put(c={"N": "0"}, d={"S": "x"}))[0] == 200
+    yield
+    assert wire(ep, "DeleteItem", {"TableName": TABLE, "Key": KEY})[0] == 200
+
+
+def stored(ep: ThreadedEndpoint) -> dict[str, Any]:
+    status, body = wire(ep, "GetItem", {"TableName": TABLE, "Key": KEY})
+    assert status == 200
+    return dict(body["Item"])
+
+
+WHERE = "WHERE pk = 'a' AND sk = 'b'"
+
+
+@pytest.mark.parametrize(
+    ("statement", "after"),
+    [
+        pytest.param(f'FROM "{TABLE}" {WHERE} SET c = 1', {"c": {"N": "1"}, "d": {"S": "x"}}, id="set"),
+        pytest.param(
+            f"FROM {TABLE} {WHERE} SET c = 2 SET e = 'y'",
+            {"c": {"N": "2"}, "d": {"S": "x"}, "e": {"S": "y"}},
+            id="two-sets",
+        ),
+        pytest.param(f"FROM {TABLE} {WHERE} REMOVE d", {"c": {"N": "0"}}, id="remove"),
+        pytest.param(f"FROM {TABLE} {WHERE} SET c = c + 5 REMOVE d", {"c": {"N": "5"}}, id="set-and-remove"),
+    ],
+)
+def test_from_first_update_runs_as_an_update(
+    ep: ThreadedEndpoint, item: None, statement: str, after: dict[str, Any]
+) -> None:
+    assert wire(ep, "ExecuteStatement", {"Statement": statement}) == (200, {"Items": []})
+    assert stored(ep) == {**KEY, **after}
+
+
+def test_from_first_update_in_batches_and_transactions(ep: ThreadedEndpoint, item: None) -> None:
+    status, body = wire(ep, "BatchExecuteStatement", {"Statements": [{"Statement": f"FROM {TABLE} {WHERE} SET c = 7"}]})
+    assert (status, body["Responses"][0].get("Error")) == (200, None)
+    assert stored(ep)["c"] == {"N": "7"}
+    tx = {"TransactStatements": [{"Statement": f"FROM {TABLE} {WHERE} SET c = 8"}]}
+    assert wire(ep, "ExecuteTransaction", tx)[0] == 200
+    assert stored(ep)["c"] == {"N": "8"}
+    returning = {"Statement": f"FROM {TABLE} {WHERE} SET c = 9 RETURNING MODIFIED NEW *"}
+    assert wire(ep, "ExecuteStatement", returning) == (200, {"Items": [{"c": {"N": "9"}}]})
+
+
+# -- class 6: PartiQL's grammar, worded as the service words it ------------------------------------------------
+MALFORMED = "Statement wasn't well formed, can't be processed: "
+GRAMMAR = [
+    case(f"SELECT * FROM {TABLE} # a comment", VALIDATION, MALFORMED, id="hash-comment"),
+    case(f"SELECT * FROM {TABLE} /* open", VALIDATION, MALFORMED, id="unterminated-block-comment"),
+    case(f"SELECT * FROM {TABLE} AS t {WHERE}", VALIDATION, "Aliasing is not supported", id="table-alias"),
+    case(f"SELECT c AS x FROM {TABLE} {WHERE}", VALIDATION, "Aliasing is not supported", id="column-alias"),
+]
+
+
+@pytest.mark.parametrize(("statement", "code", "message"), GRAMMAR)
+def test_partiql_grammar_messages(ep: ThreadedEndpoint, statement: str, code: str, message: str) -> None:
+    assert refused(ep, "ExecuteStatement", {"Statement": statement}) == (code, message)
+
+
+@pytest.mark.parametrize(
+    ("test", "found"),
+    [
+        pytest.param("attribute_exists(ss) = true", True, id="exists-true"),
+        pytest.param("attribute_exists(ss) = false", False, id="exists-false"),
+        pytest.param("attribute_exists(zz) = true", False, id="missing-true"),
+        pytest.param("attribute_not_exists(zz) <> false", True, id="not-exists-not-false"),
+        pytest.param("begins_with(d, 'x') = TRUE", True, id="begins-with-true"),
+    ],
+)
+def test_a_predicate_compared_with_a_boolean_is_accepted(
+    ep: ThreadedEndpoint, item: None, test: str, found: bool
+) -> None:
+    assert (
+        wire(
+            ep,
+            "UpdateItem",
+            {
+                "TableName": TABLE,
+                "Key": KEY,
+                "UpdateExpression": "SET ss = :s",
+                "ExpressionAttributeValues": {":s": {"SS": ["x"]}},
+            },
+        )[0]
+        == 200
+    )
+    status, body = wire(ep, "ExecuteStatement", {"Statement": f"SELECT pk FROM {TABLE} {WHERE} AND {test}"})
+    assert (status, body["Items"]) == (200, [{"pk": {"S": "a"}}] if found else [])
