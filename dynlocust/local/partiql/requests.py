@@ -211,7 +211,7 @@ class _Requests:
             kept = idx.key_names(t.key) | set(idx.non_key)
             missing = dict.fromkeys(p[0] for p in st.projection if p[0] not in kept)
             if missing:
-                raise errors.validation(NOT_PROJECTED.format(index=idx.name, names=", ".join(missing)))
+                raise errors.validation(NOT_PROJECTED.format(index=idx.name, names=", ".join(map(str, missing))))
         if st.order_by is not None:
             self._check_order_by(st, keydef)
         if need_key is not None and self._full_key(st, t, need_key)[1]:
