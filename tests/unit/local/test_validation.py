@@ -102,7 +102,7 @@ def test_index_rules() -> None:
 
 
 def test_every_broken_top_level_constraint_is_listed_in_one_message() -> None:
-    req = {"TableName": "a;", "ReturnConsumedCapacity": "ALL"}
+    req = {"TableName": "a;", "BillingMode": "ALL", "ReturnConsumedCapacity": "ALL"}  # CreateTable has no RCC
     with pytest.raises(ServiceError) as exc:
         check_constraints("CreateTable", req)
     assert exc.value.message == (
@@ -110,8 +110,8 @@ def test_every_broken_top_level_constraint_is_listed_in_one_message() -> None:
         "Value 'a;' at 'tableName' failed to satisfy constraint: Member must have length greater than or equal to 3; "
         "Value 'a;' at 'tableName' failed to satisfy constraint: Member must satisfy regular expression pattern: "
         "[a-zA-Z0-9_.-]+; "
-        "Value 'ALL' at 'returnConsumedCapacity' failed to satisfy constraint: Member must satisfy enum value set: "
-        "[INDEXES, TOTAL, NONE]"
+        "Value 'ALL' at 'billingMode' failed to satisfy constraint: Member must satisfy enum value set: "
+        "[PROVISIONED, PAY_PER_REQUEST]"
     )
 
 
