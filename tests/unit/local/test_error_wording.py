@@ -573,3 +573,68 @@ def test_nested_constraints_are_reported_in_the_envelope(
     ep: ThreadedEndpoint, op: str, req: dict[str, Any], code: str, message: str
 ) -> None:
     assert refused(ep, op, req) == (code, message)
+
+
+# -- class 7: key conditions (issue 45; dynalite's recorded tests for a value before the key) --------------------
+def query(expression: str, **values: Any) -> dict[str, Any]:
+    return {
+        "TableName": TABLE,
+        "KeyConditionExpression": expression,
+        "ExpressionAttributeValues": {f":{k}": v for k, v in values.items()},
+    }
+
+
+INCORRECT = "Invalid KeyConditionExpression: Incorrect operand type for operator or function; operator or function: "
+KEY_CONDITIONS = [
+    case(
+        "Query",
+        query("pk = :p AND sk < :v", p={"S": "a"}, v={"BOOL": True}),
+        VALIDATION,
+        f"{INCORRECT}<, operand type: BOOL",
+        id="lt-bool",
+    ),
+    case(
+        "Query",
+        query("pk = :p AND sk >= :v", p={"S": "a"}, v={"NULL": True}),
+        VALIDATION,
+        f"{INCORRECT}>=, operand type: NULL",
+        id="ge-null",
+    ),
+    case(
+        "Query",
+        query("pk = :p AND sk = :v AND c = :c", p={"S": "a"}, v={"S": "x"}, c={"S": "y"}),
+        VALIDATION,
+        "The number of query conditions (3) exceeds the number of key attributes defined in the schema (2)",
+        id="three-conditions",
+    ),
+]
+
+
+@pytest.mark.parametrize(("op", "req", "code", "message"), KEY_CONDITIONS)
+def test_key_condition_refusals(ep: ThreadedEndpoint, op: str, req: dict[str, Any], code: str, message: str) -> None:
+    assert refused(ep, op, req) == (code, message)
+
+
+def test_an_unordered_operand_is_refused_after_the_same_text_was_parsed(ep: ThreadedEndpoint) -> None:
+    """The endpoint remembers a key condition's parse by its text: a BOOL given later is still refused."""
+    assert wire(ep, "Query", query("pk = :p AND sk < :v", p={"S": "a"}, v={"S": "x"}))[0] == 200
+    bool_value = query("pk = :p AND sk < :v", p={"S": "a"}, v={"BOOL": True})
+    assert refused(ep, "Query", bool_value) == (VALIDATION, f"{INCORRECT}<, operand type: BOOL")
+
+
+@pytest.mark.parametrize(
+    ("expression", "found"),
+    [
+        pytest.param(":p = pk", True, id="hash-value-first"),
+        pytest.param(":p = pk AND :v = sk", True, id="both-value-first"),
+        pytest.param("pk = :p AND :v < sk", True, id="lt-value-first"),
+        pytest.param("pk = :p AND :v > sk", False, id="gt-value-first"),
+    ],
+)
+def test_a_value_before_the_key_is_accepted(ep: ThreadedEndpoint, item: None, expression: str, found: bool) -> None:
+    values = {":p": {"S": "a"}, ":v": {"S": "a"} if "<" in expression else {"S": "b"}}
+    req = {"TableName": TABLE, "KeyConditionExpression": expression, "ExpressionAttributeValues": values}
+    if "AND" not in expression:
+        req["ExpressionAttributeValues"] = {":p": {"S": "a"}}
+    status, body = wire(ep, "Query", req)
+    assert (status, body["Count"]) == (200, 1 if found else 0)
