@@ -345,9 +345,13 @@ def parse_multi_key_condition(
         if attr not in hash_keys and attr not in range_keys:
             raise ExpressionError(f"Query condition missed key schema element: {attr}")
     given = [r for r in range_keys if r in by_attr]
-    if given != range_keys[: len(given)]:
-        missing = next(r for r in range_keys if r not in by_attr)
-        raise ExpressionError(f"Query condition missed key schema element: {missing}")
+    if given != range_keys[: len(given)]:  # a gap before a sort attribute with a condition (issue 45's wording)
+        last = given[-1]
+        missing = [r for r in range_keys[: range_keys.index(last)] if r not in by_attr]
+        raise ExpressionError(
+            f"RANGE key attributes {', '.join(missing)} must have equality conditions specified in the query because "
+            f"a condition is present on key attribute {last}"
+        )
     for r in given[:-1]:
         if by_attr[r][0] != "=":
             raise ExpressionError(

@@ -638,3 +638,36 @@ def test_a_value_before_the_key_is_accepted(ep: ThreadedEndpoint, item: None, ex
         req["ExpressionAttributeValues"] = {":p": {"S": "a"}}
     status, body = wire(ep, "Query", req)
     assert (status, body["Count"]) == (200, 1 if found else 0)
+
+
+def test_a_gap_in_a_multi_attribute_sort_key_is_named_as_the_service_names_it(ep: ThreadedEndpoint) -> None:
+    """Issue 45: 'RANGE key attributes b must have equality conditions ...', not 'missed key schema element'."""
+    attrs = ["g", "a", "b", "c"]
+    table = new_table(
+        TableName="multi",
+        AttributeDefinitions=[{"AttributeName": n, "AttributeType": "S"} for n in ["pk", *attrs]],
+        GlobalSecondaryIndexes=[
+            {
+                "IndexName": "gsi",
+                "KeySchema": [
+                    {"AttributeName": "g", "KeyType": "HASH"},
+                    *({"AttributeName": n, "KeyType": "RANGE"} for n in attrs[1:]),
+                ],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+        ],
+    )
+    assert wire(ep, "CreateTable", table)[0] == 200
+    req = {
+        "TableName": "multi",
+        "IndexName": "gsi",
+        "KeyConditionExpression": "g = :v AND a = :v AND c = :v",
+        "ExpressionAttributeValues": {":v": {"S": "x"}},
+    }
+    assert refused(ep, "Query", req) == (
+        VALIDATION,
+        "RANGE key attributes b must have equality conditions specified in the query because a condition is present "
+        "on key attribute c",
+    )
+    req["KeyConditionExpression"] = "g = :v AND c = :v"
+    assert refused(ep, "Query", req)[1].startswith("RANGE key attributes a, b must have equality conditions")
