@@ -132,12 +132,21 @@ def compare_values(a: AttributeValue, b: AttributeValue) -> int:
 
 
 def number_size(value: str) -> int:
-    """Bytes of a number: about one per two significant digits, plus one."""
-    digits = value.lstrip("+-")
-    if "e" in digits or "E" in digits:
-        digits = digits.split("e")[0].split("E")[0]
-    digits = digits.replace(".", "").lstrip("0").rstrip("0")
-    return (len(digits) + 1) // 2 + 1
+    """Bytes of a number as the service counts them: one, plus its significant digits in pairs aligned on the
+    decimal point (base 100: 3.14159 is 03 14 15 90, four), plus one for a negative number (as dynalite's tests
+    record the service's item-size limit: 1 + ceil(digits / 2), one more when the digit count and the exponent
+    are both even, one more for the sign)."""
+    body = value.lstrip("+-")
+    mantissa, _, exponent = body.lower().partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    digits = whole + fraction
+    stripped = digits.lstrip("0")
+    significant = stripped.rstrip("0")
+    if not significant:
+        return 1
+    first = len(whole) - (len(digits) - len(stripped)) - 1 + (int(exponent) if exponent else 0)
+    n = len(significant)
+    return 1 + (n + 1) // 2 + (0 if n % 2 or first % 2 else 1) + (1 if value[:1] == "-" else 0)
 
 
 def _binary_size(value: str | bytes) -> int:

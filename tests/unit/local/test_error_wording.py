@@ -671,3 +671,16 @@ def test_a_gap_in_a_multi_attribute_sort_key_is_named_as_the_service_names_it(ep
     )
     req["KeyConditionExpression"] = "g = :v AND c = :v"
     assert refused(ep, "Query", req)[1].startswith("RANGE key attributes a, b must have equality conditions")
+
+
+# -- class 9: a number's size as the service counts it ---------------------------------------------------------
+# 3.14159 is 03 14 15 90 in base 100: 1 + 4 bytes (dynalite's tests, recorded against the service's 400 KB limit).
+# pk, sk and n name 5 bytes, their values 1 + 1 + 5, "pad" 3: an item of 409,600 bytes takes a pad of 409,585.
+@pytest.mark.parametrize(("pad", "status"), [(409585, 200), (409586, 400)], ids=["409600-bytes", "409601-bytes"])
+def test_the_item_size_counts_a_numbers_digits_in_pairs(ep: ThreadedEndpoint, pad: int, status: int) -> None:
+    status_, body = wire(ep, "PutItem", put(n={"N": "3.14159"}, pad={"S": "x" * pad}))
+    assert status_ == status, body
+    if status == 400:
+        assert body["message"] == "Item size has exceeded the maximum allowed size"
+    else:
+        assert wire(ep, "DeleteItem", {"TableName": TABLE, "Key": KEY})[0] == 200
