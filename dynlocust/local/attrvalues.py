@@ -315,8 +315,7 @@ def check_value(av: Any, level: int = 1) -> None:
             members = [canonical_number(x) for x in v] if t == "NS" else v  # 1 and 1.0 are one member
             if len(set(members)) != len(members):
                 raise errors.validation(f"{INVALID_VALUES}Input collection [{', '.join(v)}] contains duplicates.")
-            if t == "NS":
-                av["NS"] = members
+            av[t] = sorted_members(t, members)
         elif t == "B":
             if v.__class__ is not str:
                 _refuse_member(t, v)
@@ -328,6 +327,16 @@ def check_value(av: Any, level: int = 1) -> None:
                 raise errors.validation(_NULL_MESSAGE)
         else:
             _refuse_shape(av, level)  # a member the model does not define ({"dog": "cat"}): the service ignores it
+
+
+def sorted_members(t: str, members: list[str]) -> list[str]:
+    """A string or binary set's members in the order the service returns them: by their bytes (issue 45; a str's
+    code point order is its UTF-8 byte order). A number set keeps its order: no recorded order was found."""
+    if t == "SS":
+        return sorted(members)
+    if t == "BS":
+        return sorted(members, key=b_bytes)
+    return members
 
 
 def canonical_number(text: str) -> str:

@@ -684,3 +684,20 @@ def test_the_item_size_counts_a_numbers_digits_in_pairs(ep: ThreadedEndpoint, pa
         assert body["message"] == "Item size has exceeded the maximum allowed size"
     else:
         assert wire(ep, "DeleteItem", {"TableName": TABLE, "Key": KEY})[0] == 200
+
+
+def test_set_members_are_returned_by_their_bytes(ep: ThreadedEndpoint) -> None:
+    """Issue 45: the service returns a string or binary set's members sorted by their bytes, as written or added."""
+    given = {"ss": {"SS": ["b", "é", "a", "Z"]}, "bs": {"BS": ["Ag==", "AQ==", "/w=="]}}
+    assert wire(ep, "PutItem", put(**given))[0] == 200
+    update = {
+        "TableName": TABLE,
+        "Key": KEY,
+        "UpdateExpression": "ADD ss :s",
+        "ExpressionAttributeValues": {":s": {"SS": ["c", "A"]}},
+        "ReturnValues": "UPDATED_NEW",
+    }
+    assert wire(ep, "UpdateItem", update) == (200, {"Attributes": {"ss": {"SS": ["A", "Z", "a", "b", "c", "é"]}}})
+    got = stored(ep)
+    assert (got["ss"], got["bs"]) == ({"SS": ["A", "Z", "a", "b", "c", "é"]}, {"BS": ["AQ==", "Ag==", "/w=="]})
+    assert wire(ep, "DeleteItem", {"TableName": TABLE, "Key": KEY})[0] == 200
