@@ -19,7 +19,7 @@ from dynlocust.local.limits import BATCH_GET_MAX, BATCH_WRITE_MAX, TRANSACT_ITEM
 from dynlocust.local.params import Exprs
 from dynlocust.local.state import Ctx, State, throttle_error
 from dynlocust.local.store import Item, StoredItem
-from dynlocust.local.units import Consumed, item_size, read_units, write_units
+from dynlocust.local.units import ITEM_LIMIT, Consumed, item_size, read_units, write_units
 
 GSI_THROTTLE_TX = (
     "Throughput exceeds the current capacity for one or more global secondary indexes. "
@@ -211,10 +211,10 @@ def transact_write(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
                     if isinstance(name, str) and not ctx.tables:
                         ctx.tables.append(name)
             return {}
-    total_size = sum(
-        item_size(a["Put"].get("Item")) for a in actions if isinstance(a, dict) and isinstance(a.get("Put"), dict)
-    )
-    if total_size > TRANSACTION_LIMIT:
+    sizes = [item_size(a["Put"].get("Item")) for a in actions if isinstance(a, dict) and isinstance(a.get("Put"), dict)]
+    if any(size > ITEM_LIMIT for size in sizes):  # an item over 400 KB is named as such first (issue 45)
+        raise errors.validation("Item size has exceeded the maximum allowed size")
+    if sum(sizes) > TRANSACTION_LIMIT:
         raise errors.validation("Transaction request cannot be larger than 4 MB")
     reasons: list[dict[str, Any]] = []
     plans: list[WritePlan | None] = []

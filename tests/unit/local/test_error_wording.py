@@ -701,3 +701,22 @@ def test_set_members_are_returned_by_their_bytes(ep: ThreadedEndpoint) -> None:
     got = stored(ep)
     assert (got["ss"], got["bs"]) == ({"SS": ["A", "Z", "a", "b", "c", "é"]}, {"BS": ["AQ==", "Ag==", "/w=="]})
     assert wire(ep, "DeleteItem", {"TableName": TABLE, "Key": KEY})[0] == 200
+
+
+# -- class 11: transactions ------------------------------------------------------------------------------------
+def test_a_transaction_with_an_item_over_400_kb_names_the_item_size(ep: ThreadedEndpoint) -> None:
+    """Issue 45: a 5 MB Put answers the item-size message, not the transaction-size one."""
+    big = {"Put": {"TableName": TABLE, "Item": {**KEY, "big": {"S": "x" * (5 * 1024 * 1024)}}}}
+    assert refused(ep, "TransactWriteItems", {"TransactItems": [big]}) == (
+        VALIDATION,
+        "Item size has exceeded the maximum allowed size",
+    )
+
+
+@pytest.mark.parametrize("key", [{"pk": {"N": "1"}, "sk": {"S": "b"}}, {}], ids=["key-of-the-wrong-type", "empty-key"])
+def test_a_misfit_key_cancels_the_transaction_with_a_validation_reason(ep: ThreadedEndpoint, key: Any) -> None:
+    actions = [{"Put": {"TableName": TABLE, "Item": put()["Item"]}}, {"Delete": {"TableName": TABLE, "Key": key}}]
+    status, body = wire(ep, "TransactWriteItems", {"TransactItems": actions})
+    assert (status, body["__type"].split("#")[1]) == (400, "TransactionCanceledException")
+    assert [r["Code"] for r in body["CancellationReasons"]] == ["None", "ValidationError"]
+    assert wire(ep, "GetItem", {"TableName": TABLE, "Key": KEY}) == (200, {})
