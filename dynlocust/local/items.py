@@ -62,15 +62,20 @@ def item_key(t: Table, item: Item) -> tuple[Any, Any, str]:
                 f"{attr} expected: {typ} actual: {actual}"
             )
         if av[typ] == "":
-            raise errors.validation(
-                "One or more parameter values are not valid. The AttributeValue for a key attribute "
-                f"cannot contain an empty {'string' if typ == 'S' else 'binary'} value. Key: {attr}"
-            )
+            raise empty_key_value(attr, typ)
         out.append(comparable(av, typ))
     hk, sk = out
     if (type(hk) is bytes and len(hk) > HASH_KEY_MAX_BYTES) or (type(sk) is bytes and len(sk) > RANGE_KEY_MAX_BYTES):
         check_key_sizes(hk, sk)  # inline test first: this runs on every write
     return out[0], out[1], str(item[k.hash_attr][k.hash_type])
+
+
+def empty_key_value(attr: str, typ: str) -> errors.ServiceError:
+    """An empty S or B key value, named by its type on every operation (issue 45: 'binary' for a B key)."""
+    return errors.validation(
+        "One or more parameter values are not valid. The AttributeValue for a key attribute "
+        f"cannot contain an empty {'string' if typ == 'S' else 'binary'} value. Key: {attr}"
+    )
 
 
 def _not_the_key(what: str) -> errors.ServiceError:
@@ -91,16 +96,10 @@ def key_of(t: Table, key: Any, what: str = "") -> tuple[Any, Any, str]:
         if not isinstance(rav, dict) or str(k.range_type) not in rav:
             raise _not_the_key(what)
         if rav[str(k.range_type)] == "":
-            raise errors.validation(
-                "One or more parameter values are not valid. The AttributeValue for a key attribute "
-                f"cannot contain an empty string value. Key: {k.range_attr}"
-            )
+            raise empty_key_value(k.range_attr, str(k.range_type))
         sk = comparable(rav, str(k.range_type))
     if hav[k.hash_type] == "":
-        raise errors.validation(
-            "One or more parameter values are not valid. The AttributeValue for a key attribute "
-            f"cannot contain an empty string value. Key: {k.hash_attr}"
-        )
+        raise empty_key_value(k.hash_attr, k.hash_type)
     hk = comparable(hav, k.hash_type)
     if (type(hk) is bytes and len(hk) > HASH_KEY_MAX_BYTES) or (type(sk) is bytes and len(sk) > RANGE_KEY_MAX_BYTES):
         check_key_sizes(hk, sk)

@@ -720,3 +720,44 @@ def test_a_misfit_key_cancels_the_transaction_with_a_validation_reason(ep: Threa
     assert (status, body["__type"].split("#")[1]) == (400, "TransactionCanceledException")
     assert [r["Code"] for r in body["CancellationReasons"]] == ["None", "ValidationError"]
     assert wire(ep, "GetItem", {"TableName": TABLE, "Key": KEY}) == (200, {})
+
+
+# -- class 9: an empty binary key is named as binary on every operation (issue 45) ----------------------------
+EMPTY_BINARY = (
+    "One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty "
+    "binary value. Key: pk"
+)
+EMPTY_B = {"pk": {"B": ""}}
+
+
+@pytest.fixture(scope="module")
+def binary_table(ep: ThreadedEndpoint) -> str:
+    table = new_table(TableName="binkeys", AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "B"}])
+    assert wire(ep, "CreateTable", table)[0] == 200
+    return "binkeys"
+
+
+@pytest.mark.parametrize(
+    ("op", "req"),
+    [
+        ("GetItem", {"Key": EMPTY_B}),
+        ("DeleteItem", {"Key": EMPTY_B}),
+        (
+            "UpdateItem",
+            {"Key": EMPTY_B, "UpdateExpression": "SET a = :a", "ExpressionAttributeValues": {":a": {"S": "x"}}},
+        ),
+        ("PutItem", {"Item": EMPTY_B}),
+        ("Query", {"KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"B": ""}}}),
+        ("Scan", {"ExclusiveStartKey": EMPTY_B}),
+        ("BatchGetItem", {"RequestItems": {"binkeys": {"Keys": [EMPTY_B]}}}),
+        ("BatchWriteItem", {"RequestItems": {"binkeys": [{"DeleteRequest": {"Key": EMPTY_B}}]}}),
+        ("TransactGetItems", {"TransactItems": [{"Get": {"TableName": "binkeys", "Key": EMPTY_B}}]}),
+        ("TransactWriteItems", {"TransactItems": [{"Delete": {"TableName": "binkeys", "Key": EMPTY_B}}]}),
+    ],
+)
+def test_an_empty_binary_key_is_named_binary(
+    ep: ThreadedEndpoint, binary_table: str, op: str, req: dict[str, Any]
+) -> None:
+    if "RequestItems" not in req and "TransactItems" not in req:
+        req = {"TableName": binary_table, **req}
+    assert refused(ep, op, req) == (VALIDATION, EMPTY_BINARY)
