@@ -83,13 +83,17 @@ def _compile(shape: Any, memo: dict[str, Rule]) -> Rule:
         rule = memo[shape.name] = ("structure", members, limits)  # first: a recursive shape refers to itself
         required = set(shape.required_members)
         for name, member in shape.members.items():
-            members[name] = (_lower_first(name), _compile(member, memo), name in required)
+            compiled = _compile(member, memo)
+            if compiled[0] != "skip" or name in required:  # only what has something to check is walked
+                members[name] = (_lower_first(name), compiled, name in required)
     elif shape.type_name in ("list", "map"):
-        rule = (shape.type_name, _compile(shape.member if shape.type_name == "list" else shape.value, memo), limits)
+        member = _compile(shape.member if shape.type_name == "list" else shape.value, memo)
+        # an item, a key: nothing to check in its values, so no walk through them (every request has one)
+        rule = ("skip", None, {}) if member[0] == "skip" and not limits else (shape.type_name, member, limits)
     else:
         if "enum" in meta:
             limits["enum"] = _ENUM_ORDER.get(shape.name, meta["enum"])
-        rule = (shape.type_name, None, limits)
+        rule = (shape.type_name, None, limits) if limits else ("skip", None, {})
     memo[shape.name] = rule
     return rule
 
@@ -149,12 +153,11 @@ def _walk(value: Any, rule: Rule, path: str, out: list[str]) -> None:
             return
         for name, (lower, member, required) in detail.items():
             v = value.get(name)
-            where = f"{path}.{lower}" if path else lower
             if v is None:
                 if required and path:  # a top-level member's absence is its operation's to word
-                    out.append(_failed(None, where, "Member must not be null"))
+                    out.append(_failed(None, f"{path}.{lower}", "Member must not be null"))
             else:
-                _walk(v, member, where, out)
+                _walk(v, member, f"{path}.{lower}" if path else lower, out)
     elif kind == "list":
         if isinstance(value, list):
             _length(value, len(value), path, limits, out)
