@@ -22,6 +22,9 @@ AttributeValue = dict[str, Any]
 #: 38 significant digits, like the service; Inexact is not trapped (results are rounded, see the module report).
 NUMBER_CONTEXT = decimal.Context(prec=38, rounding=decimal.ROUND_HALF_EVEN, Emax=999999, Emin=-999999)
 
+_INT_MAX = 2**31 - 1  # Java's int: the scale of the service's numbers (BigDecimal)
+_OVERFLOW = "Number overflow. Attempting to store a number with magnitude larger than supported range"
+_UNDERFLOW = "Number underflow. Attempting to store a number with magnitude smaller than supported range"
 _SET_TYPES = frozenset(("SS", "NS", "BS"))
 _SCALAR_ORDERED = frozenset(("S", "N", "B"))
 
@@ -57,13 +60,9 @@ def format_number(d: Decimal) -> str:
     d = d.normalize(NUMBER_CONTEXT)
     exp = d.adjusted()
     if exp > 125:
-        raise NumberRangeError(
-            "Number overflow. Attempting to store a number with magnitude larger than supported range"
-        )
+        raise NumberRangeError(_OVERFLOW)
     if exp < -130:
-        raise NumberRangeError(
-            "Number underflow. Attempting to store a number with magnitude smaller than supported range"
-        )
+        raise NumberRangeError(_UNDERFLOW)
     return format(d, "f")
 
 
@@ -133,12 +132,21 @@ def compare_values(a: AttributeValue, b: AttributeValue) -> int:
 
 
 def number_size(value: str) -> int:
-    """Bytes of a number: about one per two significant digits, plus one."""
-    digits = value.lstrip("+-")
-    if "e" in digits or "E" in digits:
-        digits = digits.split("e")[0].split("E")[0]
-    digits = digits.replace(".", "").lstrip("0").rstrip("0")
-    return (len(digits) + 1) // 2 + 1
+    """Bytes of a number as the service counts them: one, plus its significant digits in pairs aligned on the
+    decimal point (base 100: 3.14159 is 03 14 15 90, four), plus one for a negative number (as dynalite's tests
+    record the service's item-size limit: 1 + ceil(digits / 2), one more when the digit count and the exponent
+    are both even, one more for the sign)."""
+    body = value.lstrip("+-")
+    mantissa, _, exponent = body.lower().partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    digits = whole + fraction
+    stripped = digits.lstrip("0")
+    significant = stripped.rstrip("0")
+    if not significant:
+        return 1
+    first = len(whole) - (len(digits) - len(stripped)) - 1 + (int(exponent) if exponent else 0)
+    n = len(significant)
+    return 1 + (n + 1) // 2 + (0 if n % 2 or first % 2 else 1) + (1 if value[:1] == "-" else 0)
 
 
 def _binary_size(value: str | bytes) -> int:
@@ -224,6 +232,14 @@ _MEMBER_SHAPES = {
     "L": "list",
 }
 _MEMBER_SHAPES.update(dict.fromkeys(_SET_SHAPES, "list"))
+_AV_JAVA = errors.JAVA_MODEL + "AttributeValue"
+_MEMBER_JAVA = {
+    "M": f"java.util.Map<java.lang.String, {_AV_JAVA}>",
+    "L": f"java.util.List<{_AV_JAVA}>",
+    "SS": "java.util.List<java.lang.String>",
+    "NS": "java.util.List<java.lang.String>",
+    "BS": "java.util.List<java.nio.ByteBuffer>",
+}
 
 
 def _all_digits(raw: bytes) -> bool:
@@ -299,15 +315,14 @@ def check_value(av: Any, level: int = 1) -> None:
             members = [canonical_number(x) for x in v] if t == "NS" else v  # 1 and 1.0 are one member
             if len(set(members)) != len(members):
                 raise errors.validation(f"{INVALID_VALUES}Input collection [{', '.join(v)}] contains duplicates.")
-            if t == "NS":
-                av["NS"] = members
+            av[t] = sorted_members(t, members)
         elif t == "B":
             if v.__class__ is not str:
                 _refuse_member(t, v)
             check_base64(v)
         elif t == "BOOL" or t == "NULL":
             if v.__class__ is not bool:
-                _refuse_member(t, v)
+                v = av[t] = _boolean(t, v)
             if t == "NULL" and not v:
                 raise errors.validation(_NULL_MESSAGE)
         else:
@@ -337,29 +352,50 @@ def check_nesting(item: dict[str, AttributeValue]) -> None:
                 stack.append((x, level + 1))
 
 
+def sorted_members(t: str, members: list[str]) -> list[str]:
+    """A string or binary set's members in the order the service returns them: by their bytes (issue 45; a str's
+    code point order is its UTF-8 byte order). A number set keeps its order: no recorded order was found."""
+    if t == "SS":
+        return sorted(members)
+    if t == "BS":
+        return sorted(members, key=b_bytes)
+    return members
+
+
 def canonical_number(text: str) -> str:
     """The number as the service stores and returns it (`007` -> `7`, `1e3` -> `1000`, `.5` -> `0.5`), refused
     unless it has at most 38 significant digits and a magnitude within 1E-130 .. 9.99E+125 (`text` is well formed:
     check_number_text)."""
-    try:
-        d = Decimal(text)
-    except decimal.InvalidOperation:  # an exponent beyond the 64 bits Decimal reads (1e9223372036854775808)
-        raise errors.validation(f"The parameter cannot be converted to a numeric value: {text}") from None
+    _check_java_exponent(text)
+    d = Decimal(text)
     if d.is_zero():
+        if d.adjusted() > 125:  # 0e126 too: its precision less its scale passes 126 (issue 45)
+            raise errors.validation(_OVERFLOW)
         return "0"
     significant = "".join(map(str, d.as_tuple().digits)).strip("0")
     if len(significant) > _MAX_DIGITS:
         raise errors.validation("Attempting to store more than 38 significant digits in a Number")
     adjusted = d.adjusted()
+    if adjusted >= _INT_MAX:  # precision less scale, one more, passes Java's int and turns negative (issue 45)
+        raise errors.validation(_UNDERFLOW)
     if adjusted > 125:
-        raise errors.validation(
-            "Number overflow. Attempting to store a number with magnitude larger than supported range"
-        )
+        raise errors.validation(_OVERFLOW)
     if adjusted < -130:
-        raise errors.validation(
-            "Number underflow. Attempting to store a number with magnitude smaller than supported range"
-        )
+        raise errors.validation(_UNDERFLOW)
     return format(d.normalize(NUMBER_CONTEXT), "f")
+
+
+def _check_java_exponent(text: str) -> None:
+    """Refuse the written exponent of a well-formed number as the service's BigDecimal parse refuses it: an
+    exponent, or the scale it makes with the fraction's digits, outside Java's int ('1e99999999999': "The
+    parameter cannot be converted to a numeric value", issue 45). Read from the text, before Decimal sees it."""
+    mantissa, _, written = text.lower().partition("e")
+    if not written:
+        return
+    exponent = int(written)
+    _, _, fraction = mantissa.partition(".")
+    if not -_INT_MAX - 1 <= exponent <= _INT_MAX or not -_INT_MAX - 1 <= len(fraction) - exponent <= _INT_MAX:
+        raise errors.validation(f"The parameter cannot be converted to a numeric value: {text}")
 
 
 _BASE64_ALPHABET = frozenset(string.ascii_letters + string.digits + "+/=")
@@ -392,8 +428,8 @@ def check_base64(v: str) -> None:
 def _refuse_shape(av: Any, level: int = 1) -> None:
     """An attribute value that is not exactly one member: members the model does not define are ignored, as the
     service's deserializer ignores them (`{"dog": "cat"}` is an empty value, as dynalite's tests record it)."""
-    if av.__class__ is not dict:
-        raise errors.wrong_json_type(av, "structure")
+    if av.__class__ is not dict:  # an item's value, a list's element: a collection's member
+        raise errors.wrong_json_type(av, "structure", _AV_JAVA, member=True)
     unknown = [t for t in av if t not in _MEMBER_SHAPES]
     if unknown and len(av) - len(unknown) == 1:
         for t in unknown:
@@ -410,4 +446,12 @@ def _refuse_shape(av: Any, level: int = 1) -> None:
 def _refuse_member(t: str, v: Any) -> NoReturn:
     if v is None:
         raise errors.validation(EMPTY_MESSAGE)
-    raise errors.wrong_json_type(v, _MEMBER_SHAPES[t])
+    raise errors.wrong_json_type(v, _MEMBER_SHAPES[t], _MEMBER_JAVA.get(t, ""))
+
+
+def _boolean(t: str, v: Any) -> bool:
+    """A BOOL or NULL given as text the service reads as a boolean ("true", "1", "yes"...), else refused."""
+    read = errors.boolean_text(v)
+    if read is None:
+        _refuse_member(t, v)
+    return read

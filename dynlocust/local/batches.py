@@ -19,7 +19,7 @@ from dynlocust.local.limits import BATCH_GET_MAX, BATCH_WRITE_MAX, TRANSACT_ITEM
 from dynlocust.local.params import Exprs
 from dynlocust.local.state import Ctx, State, throttle_error
 from dynlocust.local.store import Item, StoredItem
-from dynlocust.local.units import Consumed, item_size, read_units, write_units
+from dynlocust.local.units import ITEM_LIMIT, Consumed, item_size, read_units, write_units
 
 GSI_THROTTLE_TX = (
     "Throughput exceeds the current capacity for one or more global secondary indexes. "
@@ -70,14 +70,7 @@ def _put_key(t: Any, item: Item) -> tuple[Any, Any, str]:
 
 def batch_write(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     rcc = params.return_consumed(req)
-    request_items = _request_items(req)
-    if any(not isinstance(v, list) or not 1 <= len(v) <= BATCH_WRITE_MAX for v in request_items.values()):
-        # the model's WriteRequests: 1 to 25 per table, both rules named (as dynalite's tests record the service)
-        raise errors.detected(
-            "Value at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: "
-            f"[Member must have length less than or equal to {BATCH_WRITE_MAX}, "
-            "Member must have length greater than or equal to 1]"
-        )
+    request_items: dict[str, Any] = req["RequestItems"]  # 1 or more tables of 1 to 25 requests: check_constraints
     if sum(len(v) for v in request_items.values()) > BATCH_WRITE_MAX:  # 25 over all tables: the service's own
         raise errors.validation("Too many items requested for the BatchWriteItem call")
     plans: list[tuple[str, dict[str, Any], WritePlan]] = []
@@ -122,7 +115,7 @@ def batch_write(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
 
 def batch_get(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     rcc = params.return_consumed(req)
-    request_items = _request_items(req)
+    request_items: dict[str, Any] = req["RequestItems"]  # present, not empty: validation.check_constraints
     total = sum(len(v.get("Keys") or []) for v in request_items.values())
     for name, spec in request_items.items():
         if len(spec.get("Keys") or []) > BATCH_GET_MAX:
@@ -218,10 +211,10 @@ def transact_write(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
                     if isinstance(name, str) and not ctx.tables:
                         ctx.tables.append(name)
             return {}
-    total_size = sum(
-        item_size(a["Put"].get("Item")) for a in actions if isinstance(a, dict) and isinstance(a.get("Put"), dict)
-    )
-    if total_size > TRANSACTION_LIMIT:
+    sizes = [item_size(a["Put"].get("Item")) for a in actions if isinstance(a, dict) and isinstance(a.get("Put"), dict)]
+    if any(size > ITEM_LIMIT for size in sizes):  # an item over 400 KB is named as such first (issue 45)
+        raise errors.validation("Item size has exceeded the maximum allowed size")
+    if sum(sizes) > TRANSACTION_LIMIT:
         raise errors.validation("Transaction request cannot be larger than 4 MB")
     reasons: list[dict[str, Any]] = []
     plans: list[WritePlan | None] = []
@@ -385,14 +378,3 @@ def _transact_items(req: dict[str, Any]) -> list[Any]:
             "Member must have length less than or equal to 100."
         )
     return actions
-
-
-def _request_items(req: dict[str, Any]) -> dict[str, Any]:
-    """RequestItems of a batch call as the service checks them: a non-empty map of table name to requests."""
-    request_items = req.get("RequestItems")
-    if not isinstance(request_items, dict) or not request_items:
-        raise errors.validation(
-            "1 validation error detected: Value null at 'requestItems' failed to satisfy constraint: "
-            "Member must not be null"
-        )
-    return request_items

@@ -455,7 +455,16 @@ def list_tables(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     return out
 
 
+def _required_list(req: dict[str, Any], member: str) -> None:
+    """Tags and TagKeys are required (the model; worded as dynalite's tests record the service, before the
+    resource is looked up)."""
+    if req.get(member) is None:
+        path = member[0].lower() + member[1:]
+        raise errors.detected(f"Value null at '{path}' failed to satisfy constraint: Member must not be null")
+
+
 def tag_resource(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
+    _required_list(req, "Tags")
     given = rules.tags(req.get("Tags"))  # all checked before any is set
     t = st.by_arn(req.get("ResourceArn"), ctx)
     t.tags.update(given)
@@ -463,6 +472,7 @@ def tag_resource(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
 
 
 def untag_resource(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
+    _required_list(req, "TagKeys")
     t = st.by_arn(req.get("ResourceArn"), ctx)
     for k in req.get("TagKeys") or []:
         t.tags.pop(k, None)

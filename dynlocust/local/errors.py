@@ -80,31 +80,60 @@ def unknown_operation() -> ServiceError:
     return ServiceError("UnknownOperationException", "", prefix=CORAL_PREFIX)
 
 
-# the service's deserializer names the JSON token it found (as recorded against the service by dynalite's tests)
-_JSON_TOKENS = {
-    True: "TRUE_VALUE",
-    False: "FALSE_VALUE",
-    int: "NUMBER_VALUE",
-    float: "DECIMAL_VALUE",
-    str: "STRING_VALUE",
+# The service's deserializer (Java) words a JSON value of the wrong type after the type it expected there, as
+# recorded against the service by dynalite's tests (test/helpers.js, assertType) and issue 45: the token it found
+# for a scalar member, the Java class it wanted for a JSON list, and for a container whether it was a structure's
+# field or a collection's member (a list element, a map value).
+_JSON_TOKENS = {int: "NUMBER_VALUE", float: "DECIMAL_VALUE", str: "STRING_VALUE"}
+JAVA_MODEL = "com.amazonaws.dynamodb.v20120810."
+JAVA_CLASSES = {
+    "string": "java.lang.String",
+    "boolean": "java.lang.Boolean",
+    "integer": "java.lang.Integer",
+    "long": "java.lang.Long",
+    "double": "java.lang.Double",
+    "float": "java.lang.Float",
+    "blob": "java.nio.ByteBuffer",
+    "timestamp": "java.util.Date",
 }
-_EXPECTED_CONTAINER = {"structure": "Expected null", "map": "Expected map or null", "list": "Expected list or null"}
+_CAST = (
+    "class sun.reflect.generics.reflectiveObjects.ParameterizedTypeImpl cannot be cast to class java.lang.Class "
+    "(sun.reflect.generics.reflectiveObjects.ParameterizedTypeImpl and java.lang.Class are in module java.base of "
+    "loader 'bootstrap')"
+)
 
 
-def wrong_json_type(value: Any, expected: str) -> ServiceError:
+def wrong_json_type(value: Any, expected: str, java: str = "", member: bool = False) -> ServiceError:
     """The SerializationException the service answers when a JSON value has the wrong type for its member.
 
-    `expected` is the member's shape type: "string", "integer", "boolean", ... or "structure", "map", "list".
+    `expected` is the member's shape type ("string", "integer", "boolean", ... or "structure", "map", "list"),
+    `java` the Java type the service reads it as (a scalar's is implied), `member` whether the value is an element
+    of a list or a value of a map rather than a structure's field.
     """
     if isinstance(value, dict):
         return serialization("Start of structure or map found where not expected")
-    if isinstance(value, list):
-        return serialization("Start of list found where not expected")
-    container = _EXPECTED_CONTAINER.get(expected)
-    if container is not None:
-        return serialization(container)
+    java = java or JAVA_CLASSES.get(expected, "")
+    if isinstance(value, list):  # a generic type prints bare, a class as "class X"
+        return serialization(f"Unrecognized collection type {java if '<' in java else 'class ' + java}")
+    if expected in ("list", "map"):
+        return serialization(_CAST if member else "Unexpected field type")
+    if expected == "structure":
+        return serialization("Unexpected value type in payload" if member else "Unexpected field type")
+    if expected == "blob":
+        return serialization("only base-64-encoded strings are convertible to bytes")
+    if expected == "boolean" and isinstance(value, str):
+        return serialization("Unexpected token received from parser")
     if isinstance(value, bool):
         token = "TRUE_VALUE" if value else "FALSE_VALUE"
     else:
         token = _JSON_TOKENS.get(type(value), "VALUE")
     return serialization(f"{token} cannot be converted to {expected.capitalize()}")
+
+
+_BOOLEAN_TEXTS = {"TRUE": True, "1": True, "YES": True, "FALSE": False, "0": False, "NO": False}
+
+
+def boolean_text(value: Any) -> bool | None:
+    """The boolean a JSON string stands for where the model wants a boolean ("true", "1", "yes" and their
+    opposites, any case: the service's deserializer converts them, as dynalite's tests record), else None."""
+    return _BOOLEAN_TEXTS.get(value.upper()) if isinstance(value, str) else None

@@ -63,15 +63,20 @@ def item_key(t: Table, item: Item) -> tuple[Any, Any, str]:
                 f"{attr} expected: {typ} actual: {actual}"
             )
         if av[typ] == "":
-            raise errors.validation(
-                "One or more parameter values are not valid. The AttributeValue for a key attribute "
-                f"cannot contain an empty {'string' if typ == 'S' else 'binary'} value. Key: {attr}"
-            )
+            raise empty_key_value(attr, typ)
         out.append(comparable(av, typ))
     hk, sk = out
     if (type(hk) is bytes and len(hk) > HASH_KEY_MAX_BYTES) or (type(sk) is bytes and len(sk) > RANGE_KEY_MAX_BYTES):
         check_key_sizes(hk, sk)  # inline test first: this runs on every write
     return out[0], out[1], str(item[k.hash_attr][k.hash_type])
+
+
+def empty_key_value(attr: str, typ: str) -> errors.ServiceError:
+    """An empty S or B key value, named by its type on every operation (issue 45: 'binary' for a B key)."""
+    return errors.validation(
+        "One or more parameter values are not valid. The AttributeValue for a key attribute "
+        f"cannot contain an empty {'string' if typ == 'S' else 'binary'} value. Key: {attr}"
+    )
 
 
 def _not_the_key(what: str) -> errors.ServiceError:
@@ -92,16 +97,10 @@ def key_of(t: Table, key: Any, what: str = "") -> tuple[Any, Any, str]:
         if not isinstance(rav, dict) or str(k.range_type) not in rav:
             raise _not_the_key(what)
         if rav[str(k.range_type)] == "":
-            raise errors.validation(
-                "One or more parameter values are not valid. The AttributeValue for a key attribute "
-                f"cannot contain an empty string value. Key: {k.range_attr}"
-            )
+            raise empty_key_value(k.range_attr, str(k.range_type))
         sk = comparable(rav, str(k.range_type))
     if hav[k.hash_type] == "":
-        raise errors.validation(
-            "One or more parameter values are not valid. The AttributeValue for a key attribute "
-            f"cannot contain an empty string value. Key: {k.hash_attr}"
-        )
+        raise empty_key_value(k.hash_attr, k.hash_type)
     hk = comparable(hav, k.hash_type)
     if (type(hk) is bytes and len(hk) > HASH_KEY_MAX_BYTES) or (type(sk) is bytes and len(sk) > RANGE_KEY_MAX_BYTES):
         check_key_sizes(hk, sk)
@@ -215,15 +214,15 @@ def updated(t: Table, key: Item, old: Item | None, update: Any) -> Item | None:
     base = dict(old) if old is not None else dict(key)
     if update is None:
         return base
-    if old is None and not update.writes_values:
-        return None
     touched = set(update.updated_paths) & set(t.key.names())
-    if touched:
+    if touched:  # refused whether or not the item exists (a remove-only update of a missing item included)
         attr = sorted(touched)[0]
         raise errors.validation(
             f"One or more parameter values were invalid: Cannot update attribute {attr}. "
             "This attribute is part of the key"
         )
+    if old is None and not update.writes_values:
+        return None
     try:
         return update.apply(base, missing=old is None)
     except expressions.ExpressionError as exc:
@@ -232,9 +231,9 @@ def updated(t: Table, key: Item, old: Item | None, update: Any) -> Item | None:
 
 def put_item(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     req = legacy.translate(req, "Expected", "ConditionalOperator")
-    t = st.table(req, ctx)
     item = required_item(req, "item")
     rv = params.return_values(req, ("NONE", "ALL_OLD"))
+    t = st.table(req, ctx)
     rcc = params.return_consumed(req)
     on_fail = params.return_on_fail(req)
     ex = Exprs(req, single_write=True)
@@ -246,8 +245,8 @@ def put_item(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
 
 def delete_item(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     req = legacy.translate(req, "Expected", "ConditionalOperator")
-    t = st.table(req, ctx)
     rv = params.return_values(req, ("NONE", "ALL_OLD"))
+    t = st.table(req, ctx)
     rcc = params.return_consumed(req)
     on_fail = params.return_on_fail(req)
     ex = Exprs(req, single_write=True)

@@ -8,7 +8,7 @@ from typing import Any
 from orjson import Fragment
 
 from dynlocust.local import errors, legacy, params
-from dynlocust.local.items import key_of
+from dynlocust.local.items import empty_key_value, key_of
 from dynlocust.local.params import Exprs
 from dynlocust.local.state import Ctx, State, throttle_error
 from dynlocust.local.store import Collection, Index, Item, KeyDef, StoredItem, Table, comparable, decoded, key_value
@@ -234,10 +234,7 @@ def query(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
         )
     for attr, av in ((key.hash_attr, hav), *((key.range_attr, v) for v in kc.range_values or ())):
         if av.get("S") == "" or av.get("B") == "":
-            raise errors.validation(
-                "One or more parameter values are not valid. The AttributeValue for a key attribute "
-                f"cannot contain an empty string value. Key: {attr}"
-            )
+            raise empty_key_value(str(attr), "S" if "S" in av else "B")
     if key.multi:
         for (attr, typ), av in zip(key.hash_parts(), kc.hash_values, strict=True):
             if typ not in av:

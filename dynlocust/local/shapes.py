@@ -15,10 +15,12 @@ from typing import Any
 from dynlocust.local import errors
 from dynlocust.local.attrvalues import EMPTY_MESSAGE, check_value
 
-# A compiled shape is a tuple (kind, detail): ("structure", {member: shape}), ("list", shape), ("map", shape),
-# ("names", shape) for a map keyed by attribute names, ("av", None) for AttributeValue, or (scalar kind, None).
-Spec = tuple[str, Any]
-_AV: Spec = ("av", None)
+# A compiled shape is a tuple (kind, detail, java): ("structure", {member: shape}, java), ("list", shape, java),
+# ("map", shape, java), ("names", shape, java) for a map keyed by attribute names, ("av", None, java) for
+# AttributeValue, or (scalar kind, None, java); `java` is the Java type the service reads the member as (its
+# SerializationException names it: errors.wrong_json_type).
+Spec = tuple[str, Any, str]
+_AV: Spec = ("av", None, errors.JAVA_MODEL + "AttributeValue")
 _NUMBERS = (int, float)
 _INTEGER_RANGE = {"integer": 2**31, "long": 2**63}  # Java's int and long, as the service's deserializer reads them
 #: Not checked against the service (no recorded wording was found): an item's or key's attribute name is empty.
@@ -35,16 +37,19 @@ def _compile(shape: Any, memo: dict[str, Spec]) -> Spec:
     t = shape.type_name
     if t == "structure":
         members: dict[str, Spec] = {}
-        spec = memo[name] = ("structure", members)  # registered first: a recursive shape refers to itself
+        spec = memo[name] = ("structure", members, errors.JAVA_MODEL + name)  # first: a recursive shape refers to it
         for mname, mshape in shape.members.items():
             members[mname] = _compile(mshape, memo)
     elif t == "list":
-        spec = ("list", _compile(shape.member, memo))
+        member = _compile(shape.member, memo)
+        spec = ("list", member, f"java.util.List<{member[2]}>")
     elif t == "map":
         # an item, a key, a legacy condition map: keyed by attribute names, which may not be empty
-        spec = ("names" if shape.key.name == "AttributeName" else "map", _compile(shape.value, memo))
+        value = _compile(shape.value, memo)
+        kind = "names" if shape.key.name == "AttributeName" else "map"
+        spec = (kind, value, f"java.util.Map<java.lang.String, {value[2]}>")
     else:
-        spec = (t, None)
+        spec = (t, None, errors.JAVA_CLASSES.get(t, ""))
     memo[name] = spec
     return spec
 
@@ -53,22 +58,28 @@ def _null_member() -> errors.ServiceError:
     return errors.validation("One or more parameter values were invalid: a list or map member must not be null")
 
 
-def _check(value: Any, spec: Spec) -> None:
-    kind, detail = spec
+def _check(value: Any, spec: Spec, member: bool = False) -> Any:
+    """Check `value` against `spec`; returns the value the service reads (a boolean given as text: a bool).
+    `member`: the value is a list's element or a map's value, not a structure's field (worded differently)."""
+    kind, detail, java = spec
     if kind == "av":
+        if value.__class__ is not dict and not member:
+            raise errors.wrong_json_type(value, "structure", java)
         check_value(value)
     elif kind == "structure":
         if value.__class__ is not dict:
-            raise errors.wrong_json_type(value, "structure")
+            raise errors.wrong_json_type(value, "structure", java, member)
         nulls = None
         for k, v in value.items():
-            member = detail.get(k)
-            if member is None:
+            field = detail.get(k)
+            if field is None:
                 continue
             if v is None:
                 nulls = [*(nulls or ()), k]
                 continue
-            _check(v, member)
+            read = _check(v, field)
+            if read is not v:
+                value[k] = read
         if nulls:
             for k in nulls:
                 del value[k]
@@ -77,7 +88,7 @@ def _check(value: Any, spec: Spec) -> None:
             raise errors.wrong_json_type(value, kind)
     elif kind == "list" or kind == "map" or kind == "names":
         if value.__class__ is not (list if kind == "list" else dict):
-            raise errors.wrong_json_type(value, "list" if kind == "list" else "map")
+            raise errors.wrong_json_type(value, "list" if kind == "list" else "map", java, member)
         if kind == "names" and "" in value:
             raise errors.validation(EMPTY_NAME_MESSAGE)
         members = value.values() if value.__class__ is dict else value
@@ -88,14 +99,17 @@ def _check(value: Any, spec: Spec) -> None:
                 if v is None:
                     raise errors.validation(EMPTY_MESSAGE)
                 check_value(v)
-            return
+            return value
         for v in members:
             if v is None:
                 raise _null_member()
-            _check(v, detail)
+            _check(v, detail, True)  # the model has no collection of booleans: nothing read differs from v
     elif kind == "boolean":
         if value.__class__ is not bool:
-            raise errors.wrong_json_type(value, "boolean")
+            read = errors.boolean_text(value)
+            if read is None:
+                raise errors.wrong_json_type(value, "boolean")
+            return read
     elif kind == "timestamp":
         if value.__class__ is bool or not isinstance(value, (*_NUMBERS, str)):
             raise errors.wrong_json_type(value, "timestamp")
@@ -105,6 +119,7 @@ def _check(value: Any, spec: Spec) -> None:
             raise errors.wrong_json_type(value, kind)
     elif value.__class__ is bool or not isinstance(value, _NUMBERS):  # double, float
         raise errors.wrong_json_type(value, kind)
+    return value
 
 
 @cache

@@ -123,18 +123,20 @@ def _key_part(p: ExpressionParser) -> list[tuple[str, str, tuple[AV, ...]]]:
             )
         p.check_const_type(fname, args[1], ("S", "B"))
         return [(_key_attr(p, path), "begins_with", (args[1].const,))]
+    if p.peek().kind == "vname":
+        return [_value_first(p)]
     path = p.path()
     tok = p.peek()
     if tok.kind == "op" and tok.text in _COMPARATORS:
         if tok.text == "<>":
             raise p.error("Invalid operator used in KeyConditionExpression: <>")
         p.i += 1
-        return [(_key_attr(p, path), tok.text, (_key_value(p),))]
+        return [(_key_attr(p, path), tok.text, (_ordered(p, tok.text, _key_value(p)),))]
     if p.at_kw("BETWEEN"):
         p.i += 1
-        lo = _key_value(p)
+        lo = _ordered(p, "BETWEEN", _key_value(p))
         p.expect_kw("AND")
-        hi = _key_value(p)
+        hi = _ordered(p, "BETWEEN", _key_value(p))
         r = try_compare(lo, hi)
         if r is None or r > 0:
             raise p.error(
@@ -146,6 +148,33 @@ def _key_part(p: ExpressionParser) -> list[tuple[str, str, tuple[AV, ...]]]:
     if p.at_kw("IN"):
         raise p.error("Invalid operator used in KeyConditionExpression: IN")
     raise p.syntax_error()
+
+
+_MIRRORED = {"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+_ORDERED_TYPES = ("S", "N", "B")
+
+
+def _value_first(p: ExpressionParser) -> tuple[str, str, tuple[AV, ...]]:
+    """`:v = pk`, `:v < sk`: the value before the key, read as the key compared the other way (the service
+    accepts it, as dynalite's recorded tests and issue 45 show)."""
+    value = _key_value(p)
+    tok = p.peek()
+    if tok.kind != "op" or tok.text not in _MIRRORED:
+        raise p.syntax_error()
+    p.i += 1
+    return (_key_attr(p, p.path()), _MIRRORED[tok.text], (_ordered(p, tok.text, value),))
+
+
+def _ordered(p: ExpressionParser, op: str, value: AV) -> AV:
+    """A value an ordering operator compares with a key: of a type with an order (S, N, B), else the service's
+    "Incorrect operand type" (issue 45: `sk < :v` with a BOOL)."""
+    if op != "=":
+        t = next(iter(value), None) if isinstance(value, dict) else None
+        if t not in _ORDERED_TYPES:
+            raise p.error(
+                f"Incorrect operand type for operator or function; operator or function: {op}, operand type: {t}"
+            )
+    return value
 
 
 def _key_attr(p: ExpressionParser, path: Path) -> str:
@@ -211,7 +240,8 @@ def parse_key_condition(
         hph, op, rphs, used_names, used_values = shape
         hv = values.get(hph)
         rvs = tuple(values.get(ph) for ph in rphs)
-        if hv is not None and _one_value(hv) and all(v is not None and _one_value(v) for v in rvs):
+        ordered = op in (None, "=") or all(v is not None and next(iter(v), None) in _ORDERED_TYPES for v in rvs)
+        if hv is not None and _one_value(hv) and all(v is not None and _one_value(v) for v in rvs) and ordered:
             return KeyCondition(
                 expr, hash_key, hv, range_key, op, tuple(v for v in rvs if v is not None), used_names, used_values
             )
@@ -243,8 +273,12 @@ def _parse_key_condition(
     # two conditions on one key are named as such, whatever their count: `pk = :p AND sk > :a AND sk < :b`
     if len(set(attrs)) != len(attrs):
         raise p.error("KeyConditionExpressions must only contain one condition per key")
-    if len(parts) > 2:
-        raise ExpressionError("Conditions can be of length 1 or 2 only")
+    key_count = 1 if range_key is None else 2
+    if len(parts) > 2:  # worded as issue 45 records the service (dynalite's older record: "length 1 or 2 only")
+        raise ExpressionError(
+            f"The number of query conditions ({len(parts)}) exceeds the number of key attributes defined in the "
+            f"schema ({key_count})"
+        )
     hash_parts = [x for x in parts if x[0] == hash_key]
     if not hash_parts:
         raise ExpressionError(f"Query condition missed key schema element: {hash_key}")
@@ -311,9 +345,13 @@ def parse_multi_key_condition(
         if attr not in hash_keys and attr not in range_keys:
             raise ExpressionError(f"Query condition missed key schema element: {attr}")
     given = [r for r in range_keys if r in by_attr]
-    if given != range_keys[: len(given)]:
-        missing = next(r for r in range_keys if r not in by_attr)
-        raise ExpressionError(f"Query condition missed key schema element: {missing}")
+    if given != range_keys[: len(given)]:  # a gap before a sort attribute with a condition (issue 45's wording)
+        last = given[-1]
+        missing = [r for r in range_keys[: range_keys.index(last)] if r not in by_attr]
+        raise ExpressionError(
+            f"RANGE key attributes {', '.join(missing)} must have equality conditions specified in the query because "
+            f"a condition is present on key attribute {last}"
+        )
     for r in given[:-1]:
         if by_attr[r][0] != "=":
             raise ExpressionError(

@@ -6,7 +6,7 @@ import decimal
 from decimal import Decimal
 from typing import Any
 
-from dynlocust.local.attrvalues import NumberRangeError, add_numbers
+from dynlocust.local.attrvalues import NumberRangeError, add_numbers, sorted_members
 from dynlocust.local.expressions.errors import _INVALID_PATH, _MISSING_ATTRIBUTE, _UPDATE_TYPE_ERROR, ExpressionError
 from dynlocust.local.expressions.paths import AV, Item, Path, _Getter
 
@@ -163,7 +163,7 @@ def _set_union(t: str, existing: list[Any], extra: list[Any]) -> list[Any]:
                 out.append(x)
         return out
     present = set(existing)
-    return existing + [x for x in dict.fromkeys(extra) if x not in present]
+    return sorted_members(t, existing + [x for x in dict.fromkeys(extra) if x not in present])
 
 
 def _set_difference(t: str, existing: list[Any], removed: list[Any]) -> list[Any]:

@@ -119,7 +119,7 @@ class _ConditionParser(_Lexer):
                     raise errors.validation(OPERAND_COUNT.format(name=name, count=len(args)))
                 if name in _PATH_FUNCTIONS and not isinstance(args[0], Name):
                     raise errors.validation(NEEDS_PATH.format(name=name))
-                return Node(name, args)
+                return self._compared_to_truth(Node(name, args))
             self.pos = save
         left = self.operand()
         if self.at("=", "<>", "!=", "<", "<=", ">", ">="):
@@ -147,6 +147,18 @@ class _ConditionParser(_Lexer):
             return Node("IS", [left], ("NOT " if negated else "") + what)
         found = self.peek()[1] or "end of statement"
         raise _malformed(f"expected a comparison, found {found!r}")
+
+    def _compared_to_truth(self, test: Node) -> Node:
+        """A predicate compared with a boolean literal, `attribute_exists(a) = true` (the service accepts it, issue
+        45): the predicate itself, or its negation."""
+        save = self.pos
+        if self.at("=", "<>", "!="):
+            equal = self.next()[1] == "="
+            if self.at("TRUE", "FALSE"):
+                truth = self.next()[1].upper() == "TRUE"
+                return test if truth == equal else Node("NOT", [test])
+        self.pos = save
+        return test
 
     def operand(self) -> Any:
         left = self._operand()

@@ -95,6 +95,8 @@ class _Lexer:
         for op in _OPS:
             if t.startswith(op, i):
                 return "op", op
+        if c == "#" or t.startswith("/*", i):  # a '#' comment, an unterminated '/*': no detail (issue 45)
+            raise _malformed("")
         raise _malformed(f"unexpected character '{c}'")
 
     def _quoted(self, quote: str) -> str:

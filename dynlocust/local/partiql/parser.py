@@ -38,6 +38,8 @@ class _Parser(_ConditionParser):
             st = self.update()
         elif word == "DELETE":
             st = self.delete()
+        elif word == "FROM":
+            st = self.update_from()
         elif word == "EXISTS":
             self.next()
             self.expect("(")
@@ -127,6 +129,28 @@ class _Parser(_ConditionParser):
         if index is not None:
             raise errors.validation(ON_INDEX)
         st = Statement("UPDATE", table)
+        self.assignments(st)
+        self.expect("WHERE")
+        st.where = self.condition()
+        st.returning = self.returning()
+        return st
+
+    def update_from(self) -> Statement:
+        """PartiQL's FROM-first form, `FROM t WHERE c SET a = 1 [REMOVE b]`: an UPDATE (issue 45, as the service
+        runs it)."""
+        self.expect("FROM")
+        table, index = self.table()
+        if index is not None:
+            raise errors.validation(ON_INDEX)
+        st = Statement("UPDATE", table)
+        self.expect("WHERE")
+        st.where = self.condition()
+        self.assignments(st)
+        st.returning = self.returning()
+        return st
+
+    def assignments(self, st: Statement) -> None:
+        """An update's SET and REMOVE clauses, in any number and order; at least one."""
         while True:
             if self.accept("SET"):
                 while True:
@@ -145,10 +169,6 @@ class _Parser(_ConditionParser):
                 break
         if not st.sets and not st.removes:
             raise _malformed("expected SET or REMOVE")
-        self.expect("WHERE")
-        st.where = self.condition()
-        st.returning = self.returning()
-        return st
 
     def delete(self) -> Statement:
         self.expect("DELETE")

@@ -209,9 +209,9 @@ class _Requests:
         if idx is not None and idx.kind == "GSI" and idx.projection_type != "ALL" and st.projection is not None:
             # a GSI holds only what it projects: the service cannot fetch the rest from the table (an LSI can)
             kept = idx.key_names(t.key) | set(idx.non_key)
-            missing = next((p[0] for p in st.projection if p[0] not in kept), None)
-            if missing is not None:
-                raise errors.validation(NOT_PROJECTED.format(attribute=missing, index=idx.name))
+            missing = dict.fromkeys(p[0] for p in st.projection if p[0] not in kept)
+            if missing:
+                raise errors.validation(NOT_PROJECTED.format(index=idx.name, names=", ".join(map(str, missing))))
         if st.order_by is not None:
             self._check_order_by(st, keydef)
         if need_key is not None and self._full_key(st, t, need_key)[1]:

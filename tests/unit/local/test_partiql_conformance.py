@@ -43,8 +43,8 @@ def statement(endpoint: Any, text: str, params: list[Any] | None = None) -> tupl
         ("INSERT INTO tab1 VALUE {'pk': 'c', 'sk': 1, 's': <<1, 1.0>>}", DUPLICATES.format("1, 1")),
         ("UPDATE tab1 SET s = set_add(s, <<'x', 'x'>>) WHERE pk = 'a' AND sk = 1", DUPLICATES.format("x, x")),
         (
-            'SELECT other FROM "tab1"."gsi1" WHERE g = \'x\'',
-            "One or more parameter values were invalid: other is not projected in global secondary index gsi1",
+            'SELECT zz, other, pk, zz FROM "tab1"."gsi1" WHERE g = \'x\'',
+            "One or more parameter values were invalid: Global secondary index gsi1 does not project [zz, other]",
         ),
     ],
 )

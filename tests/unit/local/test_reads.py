@@ -90,7 +90,11 @@ TYPE_MISMATCH = "One or more parameter values were invalid: Condition parameter 
             "parameters: {QueryFilter} Expression parameters: {KeyConditionExpression}",
         ),
         # key-condition operands of another type than the schema's
-        (kce("pk = :a AND sk < :b", a={"S": "a"}, b={"BOOL": True}), TYPE_MISMATCH),
+        (  # a type without an order, before the schema is looked at (issue 45)
+            kce("pk = :a AND sk < :b", a={"S": "a"}, b={"BOOL": True}),
+            "Invalid KeyConditionExpression: Incorrect operand type for operator or function; operator or function: "
+            "<, operand type: BOOL",
+        ),
         (kce("pk = :a AND sk BETWEEN :b AND :c", a={"S": "a"}, b={"S": "0"}, c={"S": "9"}), TYPE_MISMATCH),
         (kce("pk = :a AND sk = :b", a={"S": "a"}, b={"S": "1"}), TYPE_MISMATCH),
     ],

@@ -7,8 +7,12 @@ from dynlocust.local.units import Consumed, item_size, number_size, read_units, 
 
 @pytest.mark.parametrize(
     ("text", "size"),
-    # zero has no significant digit once zeros are trimmed, as the guide's rule says: just the 1-byte overhead
-    [("0", 1), ("1", 2), ("12", 2), ("123", 3), ("1234", 3), ("-12.5", 3), ("1000", 2), ("0.001", 2)],
+    # zero has no significant digit once zeros are trimmed, as the guide's rule says: just the 1-byte overhead;
+    # digits count in pairs aligned on the decimal point, and a sign is one more byte (dynalite's recorded tests)
+    [
+        *[("0", 1), ("1", 2), ("12", 2), ("123", 3), ("1234", 3), ("1000", 2), ("0.001", 2)],
+        *[("-12.5", 4), ("1.2", 3), ("3.14159", 5), ("-3", 3), ("0.0012", 2)],
+    ],
 )
 def test_number_size(text: str, size: int) -> None:
     assert number_size(text) == size

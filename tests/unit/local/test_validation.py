@@ -102,7 +102,7 @@ def test_index_rules() -> None:
 
 
 def test_every_broken_top_level_constraint_is_listed_in_one_message() -> None:
-    req = {"TableName": "a;", "ReturnConsumedCapacity": "ALL"}
+    req = {"TableName": "a;", "BillingMode": "ALL", "ReturnConsumedCapacity": "ALL"}  # CreateTable has no RCC
     with pytest.raises(ServiceError) as exc:
         check_constraints("CreateTable", req)
     assert exc.value.message == (
@@ -110,8 +110,8 @@ def test_every_broken_top_level_constraint_is_listed_in_one_message() -> None:
         "Value 'a;' at 'tableName' failed to satisfy constraint: Member must have length greater than or equal to 3; "
         "Value 'a;' at 'tableName' failed to satisfy constraint: Member must satisfy regular expression pattern: "
         "[a-zA-Z0-9_.-]+; "
-        "Value 'ALL' at 'returnConsumedCapacity' failed to satisfy constraint: Member must satisfy enum value set: "
-        "[INDEXES, TOTAL, NONE]"
+        "Value 'ALL' at 'billingMode' failed to satisfy constraint: Member must satisfy enum value set: "
+        "[PROVISIONED, PAY_PER_REQUEST]"
     )
 
 
@@ -156,8 +156,8 @@ RETURN_VALUES = "Member must satisfy enum value set: [ALL_NEW, UPDATED_OLD, ALL_
         ),
         (
             "DescribeTable",
-            {"TableName": "x" * 1025},
-            f"1 validation error detected: Value '{'x' * 1025}' at 'tableName' failed to satisfy constraint: "
+            {"TableName": "arn:" + "x" * 1021},
+            f"1 validation error detected: Value 'arn:{'x' * 1021}' at 'tableName' failed to satisfy constraint: "
             "Member must have length less than or equal to 1024",
         ),
         (
@@ -178,7 +178,7 @@ RETURN_VALUES = "Member must satisfy enum value set: [ALL_NEW, UPDATED_OLD, ALL_
             "1 validation error detected: Value 'XOR' at 'conditionalOperator' failed to satisfy constraint: "
             "Member must satisfy enum value set: [OR, AND]",
         ),
-        # a value inside the enum but not this operation's is the operation's own sentence
+        # a value inside the enum but not this operation's is the operation's own sentence (moto's; see params)
         (
             "DeleteItem",
             {"TableName": "tab1", "Key": KEY, "ReturnValues": "ALL_NEW"},
