@@ -8,8 +8,8 @@ PYTEST_ARGS ?=
 
 .PHONY: demo test test-quick lint docs install clean
 
-# Everything: the package with the dev, docs, report, pynamodb and otel extras (what tests, lint and the documentation site
-# need) and bench (the benchmarks' own dependencies).
+# Everything: the package with the dev, docs, report, pynamodb and otel extras (what tests, lint and the documentation
+# site need) and bench (the benchmarks' own dependencies).
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
