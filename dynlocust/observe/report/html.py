@@ -9,7 +9,7 @@ import time
 from html import escape
 from typing import TYPE_CHECKING
 
-from dynlocust.observe.report import table_states
+from dynlocust.observe.report import table_states, witness_section
 from dynlocust.observe.report.plots import VERDICT_COLOURS, svg_charts, verdict_labels
 from dynlocust.observe.report.table import COLUMNS, figure_cells, reasons_cell, why_line
 
@@ -134,6 +134,7 @@ def render(report: RunReport, *, live: str | None = None, refresh_seconds: int =
         )
         parts.append("<h2>Table state per window</h2><p>What DescribeTable said at each window's end.</p>")
         parts.append(f'<table id="table-state"><thead><tr>{head}</tr></thead><tbody>{trs}</tbody></table>')
+    parts.append(witness_section.html(report.source.parent))
     failures = [f for w in report.windows for f in w.slo_failures]
     if failures:
         parts.append("<h2>SLO failures</h2><ul>" + "".join(f"<li>{escape(f)}</li>" for f in failures) + "</ul>")
