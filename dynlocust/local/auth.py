@@ -80,11 +80,10 @@ class SigV4Verifier:
         return key
 
     def verify(
-        self, method: str, target: str, headers: Mapping[str, str], body: bytes | bytearray, service: str = SERVICE
+        self, method: str, target: str, headers: Mapping[str, str], body: bytes | bytearray, signing_name: str = SERVICE
     ) -> None:
-        """Raise the service's error if the request is not signed by an accepted key for `service` (DynamoDB's, or
-        CloudWatch's for its metrics); return None if it is."""
-        wanted = service
+        """Raise the service's error if the request is not signed by an accepted key for `signing_name` (DynamoDB's,
+        or CloudWatch's for its metrics); return None if it is."""
         auth = headers.get("authorization")
         if not auth:
             raise _err("MissingAuthenticationTokenException", "Request is missing Authentication Token")
@@ -109,7 +108,9 @@ class SigV4Verifier:
             raise _err("UnrecognizedClientException", "The security token included in the request is invalid.")
         amz_date = headers.get("x-amz-date", "")
         self._check_date(amz_date)
-        self._check_scope(date, region, service, terminal, amz_date, headers.get("host", ""), self._region, wanted)
+        self._check_scope(
+            date, region, service, terminal, amz_date, headers.get("host", ""), self._region, signing_name
+        )
         names = signed_headers.split(";")
         for required in ("host", "x-amz-target"):
             if required not in names and (required == "host" or required in headers):

@@ -59,45 +59,63 @@ def reason_metric(reason: str) -> str | None:
 
 
 class MinuteCounters:
-    """Per-minute sums of each (metric, dimensions), with the number of samples (`SampleCount`)."""
+    """Per-minute sums of each (metric, dimensions), with the number of samples (`SampleCount`).
+
+    On the endpoint's hot path (every capacity charge): the minute is recomputed once a minute and each series'
+    points found through one dict lookup by (metric, table, index), which keeps a charge's cost within ~1 us."""
 
     def __init__(self, clock: Callable[[], float] = time.time) -> None:
         self._clock = clock
         self.series: dict[tuple[str, Dimensions], dict[int, list[float]]] = {}
+        self._points: dict[tuple[str, str, str | None], dict[int, list[float]]] = {}
+        self._minute = 0
+        self._next = 0.0
+        self._reasons: dict[str, tuple[str, ...]] = {}
 
-    def add(self, metric: str, dims: Dimensions, amount: float) -> None:
-        minute = int(self._clock() // PERIOD) * PERIOD
-        points = self.series.get((metric, dims))
+    def _at(self, metric: str, table: str, index: str | None, dims: Dimensions | None = None) -> list[float] | None:
+        """This minute's [sum, samples] of a series, created on first use (None: `dims` needed to create it)."""
+        now = self._clock()
+        if now >= self._next:
+            self._minute = int(now // PERIOD) * PERIOD
+            self._next = self._minute + PERIOD
+        key = (metric, table, index)
+        points = self._points.get(key)
         if points is None:
-            points = self.series[(metric, dims)] = {}
-        point = points.get(minute)
+            points = self._points[key] = self.series.setdefault(
+                (metric, dims if dims is not None else dimensions(table, index)), {}
+            )
+        point = points.get(self._minute)
         if point is None:
-            points[minute] = [amount, 1.0]
-        else:
-            point[0] += amount
-            point[1] += 1.0
+            point = points[self._minute] = [0.0, 0.0]
+        return point
+
+    def add(self, metric: str, table: str, index: str | None, amount: float, dims: Dimensions | None = None) -> None:
+        point = self._at(metric, table, index, dims)
+        assert point is not None
+        point[0] += amount
+        point[1] += 1.0
 
     def consumed(self, table: str, index: str | None, kind: str, units: float) -> None:
         """Units of `kind` ("read" | "write") accepted (negative: an accepted charge undone, not a new sample)."""
         metric = "ConsumedWriteCapacityUnits" if kind == "write" else "ConsumedReadCapacityUnits"
-        if units < 0:
-            point = self.series.get((metric, dimensions(table, index)), {}).get(int(self._clock() // PERIOD) * PERIOD)
-            if point is not None:
-                point[0] += units
-                point[1] -= 1.0
-            return
-        self.add(metric, dimensions(table, index), units)
+        point = self._at(metric, table, index)
+        assert point is not None
+        point[0] += units
+        point[1] += 1.0 if units >= 0 else -1.0
 
     def throttled(self, table: str, index: str | None, reason: str) -> None:
         """One refusal by a table or index, with DynamoDB's throttling reason."""
-        dims = dimensions(table, index)
-        self.add("WriteThrottleEvents" if "Write" in reason else "ReadThrottleEvents", dims, 1.0)
-        by_reason = reason_metric(reason)
-        if by_reason is not None:
-            self.add(by_reason, dims, 1.0)
+        metrics = self._reasons.get(reason)
+        if metrics is None:
+            kind = "WriteThrottleEvents" if "Write" in reason else "ReadThrottleEvents"
+            by_reason = reason_metric(reason)
+            metrics = self._reasons[reason] = (kind,) if by_reason is None else (kind, by_reason)
+        for metric in metrics:
+            self.add(metric, table, index, 1.0)
 
     def throttled_request(self, table: str, operation: str) -> None:
-        self.add("ThrottledRequests", (("Operation", operation), ("TableName", table)), 1.0)
+        dims = (("Operation", operation), ("TableName", table))
+        self.add("ThrottledRequests", table, f"operation:{operation}", 1.0, dims)
 
 
 def _error(code: str, message: str) -> ServiceError:

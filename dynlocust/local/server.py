@@ -285,7 +285,7 @@ class LocalServer:
         """CloudWatch's GetMetricData and ListMetrics for the endpoint's own tables (`dynlocust.local.cloudwatch`)."""
         try:
             if self.verifier is not None:
-                self.verifier.verify(method, target, headers, body, service=cloudwatch.SERVICE)
+                self.verifier.verify(method, target, headers, body, signing_name=cloudwatch.SERVICE)
         except ServiceError as exc:
             return self._response(exc.status, orjson.dumps(exc.body()))
         operation = headers["x-amz-target"][len(cloudwatch.TARGET_PREFIX) :]

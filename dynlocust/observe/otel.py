@@ -140,21 +140,22 @@ class RequestSpans:
     """A `request` event listener: one span per DynamoDB request, ended when the event fires (the call's end)."""
 
     def __init__(self, tracer: Tracer, run_id: Callable[[], str | None]) -> None:
-        self.tracer = tracer
-        self.run_id = run_id
-
-    def on_record(self, record: RequestRecord) -> None:
         from opentelemetry.trace import SpanKind, Status, StatusCode
 
+        self.tracer = tracer
+        self.run_id = run_id
+        self._client, self._status, self._error = SpanKind.CLIENT, Status, StatusCode.ERROR
+
+    def on_record(self, record: RequestRecord) -> None:
         end = time.time_ns()
         span = self.tracer.start_span(
             record.name,
-            kind=SpanKind.CLIENT,
+            kind=self._client,
             start_time=end - int(record.latency * 1e9),
             attributes=span_attributes(record, run_id=self.run_id()),
         )
         if not record.outcome.ok:
-            span.set_status(Status(StatusCode.ERROR, record.outcome.label))
+            span.set_status(self._status(self._error, record.outcome.label))
         span.end(end_time=end)
 
 

@@ -122,3 +122,17 @@ def test_writes_sent_around_the_client_are_reported_as_a_disagreement(tmp_path: 
     assert excess and AROUND - 40 <= excess[0] <= AROUND, text
     # ... and the windows' total, where no bin straddles: exactly the writes sent around it
     assert any(line.startswith("total ") and line.endswith(f"(+{AROUND})") for line in units), text
+
+
+@pytest.mark.slow
+def test_witness_at_the_end_of_an_embedded_quickstart_run_goes_into_its_report(tmp_path: Path) -> None:
+    """`--witness`: the embedded endpoint answers CloudWatch until the witness has read it, then stops."""
+    argv = [sys.executable, "-m", "dynlocust.cli", "run", "quickstart", "--results-dir", "results", "--witness"]
+    code, output = run_bounded([*argv, "--run-id", "witness-embedded"], tmp_path, ENV, 300)
+    assert "the client and CloudWatch agree within the tolerance" in output, output[-5000:]
+    assert re.search(r"^total +windows in all +[\d,.-]+ \| [\d,.]+", output, re.M), output[-5000:]
+    run_dir = tmp_path / "results" / "witness-embedded"
+    assert (run_dir / "witness.json").exists()
+    page = (run_dir / "report" / "report.html").read_text()
+    assert "<h2>CloudWatch witness</h2>" in page and 'id="witness-agree"' in page
+    assert code in (0, 3), output[-3000:]  # the run's own exit code (an SLO may fail on a busy machine)

@@ -154,3 +154,18 @@ def test_a_bad_query_is_the_services_error_not_a_traceback(throttling_endpoint: 
 )
 def test_each_throttling_reason_has_its_metric(reason: str, name: str | None) -> None:
     assert cloudwatch.reason_metric(reason) == name
+
+
+def test_with_signatures_verified_cloudwatch_takes_its_own_signing_name_and_refuses_an_unknown_key() -> None:
+    ep = serve_in_thread(capacity=None, verify_signatures=True, credentials={"AKIDLOCAL": "s3cret"})
+    try:
+        signed = {"aws_access_key_id": "AKIDLOCAL", "aws_secret_access_key": "s3cret", "region_name": "us-east-1"}
+        cw = boto3.client("cloudwatch", endpoint_url=ep.url, config=CONFIG, **signed)
+        assert cw.list_metrics(Namespace="AWS/DynamoDB")["Metrics"] == []  # signed for "monitoring": accepted
+        stranger = boto3.client("cloudwatch", endpoint_url=ep.url, config=CONFIG, **CREDS)
+        with pytest.raises(ClientError) as exc:
+            stranger.list_metrics(Namespace="AWS/DynamoDB")
+        assert exc.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+        assert "security token included in the request is invalid" in str(exc.value)
+    finally:
+        ep.stop()
