@@ -31,44 +31,49 @@ def _clock(start: float) -> str:
     return "total" if start == TOTAL else datetime.fromtimestamp(start, UTC).strftime("%H:%M")
 
 
+def _num(value: float) -> str:
+    text = f"{value:,.1f}"
+    return text[:-2] if text.endswith(".0") else text
+
+
 def _client_text(pair: Any) -> str:
     if not pair:
         return "-"
     low, high = pair
     if high is None:
-        return f"{low:,.1f} or more"
-    return f"{low:,.1f}" if low == high else f"{low:,.1f}-{high:,.1f}"
+        return f"{_num(low)} or more"
+    return _num(low) if low == high else f"{_num(low)}-{_num(high)}"
 
 
 def chart(data: dict[str, Any]) -> str:
-    """Per minute and figure pair: the client's bar (to its range's top) and CloudWatch's, side by side."""
+    """Per minute and figure: the client's bar (solid to its range's bottom, pale to its top) beside CloudWatch's."""
     minutes = [m for m in data["minutes"] if str(m.get("phase", "")).startswith("windows") and m["start"] != TOTAL]
-    pairs = [(metric, label) for metric, label in CLIENT_FIGURE.items()]
     if not minutes:
         return ""
-    width, height, pad = 160 * len(minutes) + 80, 70 * len(pairs) + 40, 8
+    width, height = 160 * len(minutes) + 80, 70 * len(CLIENT_FIGURE) + 40
     parts = [f'<svg id="witness-chart" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}">']
-    for row, (metric, label) in enumerate(pairs):
+    for row, (metric, label) in enumerate(CLIENT_FIGURE.items()):
         top = 20 + row * 70
-        values = []
+        figures = []
         for m in minutes:
             low, high = (m["client"].get(metric) or [0.0, 0.0])[:2]
-            values.append((high if high is not None else low, float(m["cloudwatch"].get(metric, 0.0))))
-        largest = max([max(v) for v in values] + [1.0])
+            figures.append((float(low), float(low if high is None else high), float(m["cloudwatch"].get(metric, 0.0))))
+        largest = max([max(f) for f in figures] + [1.0])
         parts.append(f'<text x="0" y="{top + 12}" font-size="11">{escape(label)}</text>')
-        for col, (client, cloudwatch) in enumerate(values):
-            x = 80 + col * 160
-            for offset, value, colour in ((0, client, CLIENT_COLOUR), (60, cloudwatch, CLOUDWATCH_COLOUR)):
+        for col, (low, high, cloudwatch) in enumerate(figures):
+            x, when = 80 + col * 160, _clock(minutes[col]["start"])
+            bars = ((0, high, CLIENT_COLOUR, 0.35, "client at most"), (0, low, CLIENT_COLOUR, 1.0, "client at least"))
+            for offset, value, colour, opacity, who in (*bars, (60, cloudwatch, CLOUDWATCH_COLOUR, 1.0, "CloudWatch")):
                 h = 50 * value / largest
                 parts.append(
-                    f'<rect x="{x + offset}" y="{top + 50 - h:.1f}" width="50" height="{h:.1f}" fill="{colour}">'
-                    f"<title>{escape(label)} {_clock(minutes[col]['start'])}: {value:,.1f}</title></rect>"
+                    f'<rect x="{x + offset}" y="{top + 50 - h:.1f}" width="50" height="{h:.1f}" fill="{colour}" '
+                    f'fill-opacity="{opacity}"><title>{escape(label)} {when}, {who}: {_num(value)}</title></rect>'
                 )
     for col, m in enumerate(minutes):
-        parts.append(f'<text x="{80 + col * 160 + pad}" y="{height - 5}" font-size="11">{_clock(m["start"])}</text>')
+        parts.append(f'<text x="{88 + col * 160}" y="{height - 5}" font-size="11">{_clock(m["start"])}</text>')
     parts.append(
-        f'<text x="{width - 230}" y="12" font-size="11"><tspan fill="{CLIENT_COLOUR}">client</tspan> / '
-        f'<tspan fill="{CLOUDWATCH_COLOUR}">CloudWatch</tspan></text></svg>'
+        f'<text x="{max(width - 330, 80)}" y="12" font-size="11"><tspan fill="{CLIENT_COLOUR}">client (pale: its '
+        f'range)</tspan> / <tspan fill="{CLOUDWATCH_COLOUR}">CloudWatch</tspan></text></svg>'
     )
     return "".join(parts)
 
@@ -86,7 +91,7 @@ def html(results_dir: Path) -> str:
     rows = "".join(
         f'<tr><td class="text">{_clock(m["start"])}</td><td class="text">{escape(str(m["phase"]))}</td>'
         + "".join(
-            f"<td>{escape(_client_text(m['client'].get(k)))} | {float(m['cloudwatch'].get(k, 0.0)):,.1f}</td>"
+            f"<td>{escape(_client_text(m['client'].get(k)))} | {_num(float(m['cloudwatch'].get(k, 0.0)))}</td>"
             for k in CLIENT_FIGURE
         )
         + "</tr>"
@@ -97,7 +102,7 @@ def html(results_dir: Path) -> str:
         '<ul id="witness-disagreements">' + "".join(f"<li>{escape(str(line))}</li>" for line in found) + "</ul>"
         if found
         else '<p id="witness-agree">The client and CloudWatch agree within the tolerance in every minute of the '
-        "windows.</p>"
+        "windows and in their total.</p>"
     )
     return (
         "<h2>CloudWatch witness</h2>"

@@ -125,7 +125,7 @@ def test_the_report_has_a_witness_section_and_chart_when_a_witness_ran(tmp_path:
     (results.parent / w.WITNESS_FILE).write_text(json.dumps(w.to_dict(run, minutes, found)))
     page = build_reports(results).files["html"][0].read_text()
     section = page[page.index("<h2>CloudWatch witness</h2>") :]
-    assert '<svg id="witness-chart"' in section and section.count("<rect") == 2 * 2 * len(w.CLIENT_FIGURE)
+    assert '<svg id="witness-chart"' in section and section.count("<rect") == 2 * 3 * len(w.CLIENT_FIGURE)
     assert '<td class="text">total</td>' in section
     assert next(d for d in found if d.minute == MINUTE).line() in section.replace("&#x27;", "'")
     assert 'id="witness-disagreements"' in section
