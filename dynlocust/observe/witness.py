@@ -13,7 +13,10 @@ that holds it; a bin that straddles a minute's edge may belong to either, so the
 wholly inside, high: also those that straddle). Minutes before the first window's minute are *seeding* (and table
 set-up): shown, not compared, since the client counts only its windows. The first window's minute may hold the end
 of seeding too: its write range is widened by the seeding's units (the seed items times their units each,
-`dynlocust.run.seeding.units_per_item`'s rule), so the witness tells seeding's minutes from the windows'.
+`dynlocust.run.seeding.item_units`) and its throttle events have no upper bound (seeding writes at the table's
+capacity and resends what is refused; the client counts none of it), so the witness tells seeding's minutes from
+the windows'. A last row adds up the windows' minutes, where every bin counts once and the client's figures are
+exact (but for seeding's share of the first minute).
 
 Tolerance: a figure disagrees when CloudWatch is outside the client's range by more than `TOLERANCE_UNITS` or
 `TOLERANCE_SHARE` of the larger figure, whichever is larger: a request answered in the last milliseconds of a
@@ -29,7 +32,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -40,6 +42,7 @@ from dynlocust.errors import DynlocustError
 from dynlocust.exit_codes import ExitCode
 from dynlocust.local.cloudwatch import NAMESPACE, PERIOD, reason_metric
 from dynlocust.run.results import read_results
+from dynlocust.run.seeding import item_units
 
 TOLERANCE_UNITS = 2.0
 TOLERANCE_SHARE = 0.02
@@ -130,8 +133,8 @@ def run_tables(records: Sequence[Mapping[str, Any]]) -> RunTables:
         indexes = [g["name"] if isinstance(g, Mapping) else str(g) for g in table.get("gsis") or []]
         gsis += [(name, index) for index in indexes]
         seed = table.get("seed")
-        if seed:  # units_per_item's rule: 1 write unit per KB started, again for each GSI
-            seed_units += float(seed["items"]) * -(-int(seed.get("item_size") or 1) // 1024) * (1 + len(indexes))
+        if seed:
+            seed_units += float(seed["items"]) * item_units(int(seed.get("item_size") or 1), len(indexes))
     windows = run.get("windows") or []
     end = max((float(w["start"]) + float(w["duration"]) for w in windows), default=float(run["t0"]))
     return RunTables(str(run["run_id"]), float(run["t0"]), end, tuple(physical.values()), tuple(gsis), seed_units)
@@ -384,11 +387,6 @@ def settle_until(run_end: float, *, local: bool) -> float:
     """When a run's last minute is settled: the end of that minute (the embedded endpoint), or five minutes after
     it (CloudWatch publishes a minute a few minutes late)."""
     return _minute(run_end) + PERIOD + (1.0 if local else 5 * PERIOD)
-
-
-def wait_until(at: float) -> None:
-    while (left := at - time.time()) > 0:
-        time.sleep(min(left, 5.0))
 
 
 def _minute(t: float) -> int:
