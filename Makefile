@@ -8,12 +8,12 @@ PYTEST_ARGS ?=
 
 .PHONY: demo test test-quick lint docs install dist clean
 
-# Everything: the package with the dev, docs, report and pynamodb extras (what tests, lint and the documentation site
-# need) and bench (the benchmarks' own dependencies).
+# Everything: the package with the dev, docs, report, pynamodb and otel extras (what tests, lint and the documentation
+# site need) and bench (the benchmarks' own dependencies).
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev,docs,report,pynamodb,bench]'
+	$(BIN)/python -m pip install -q -e '.[dev,docs,report,pynamodb,bench,otel]'
 	touch $(STAMP)
 
 # Only what the demo needs: the package's dependencies and its report extra's, read from pyproject.toml, and the

@@ -1,4 +1,5 @@
-"""`dynlocust run | ui | local | validate | report | compare | diff | ecs | k8s | scenarios | init`: the command line.
+"""`dynlocust run | ui | local | validate | report | compare | diff | ecs | k8s | scenarios | init | witness`: the
+command line.
 
 `run` is Locust itself, pointed at dynlocust's scenario locustfile, so `dynlocust run FILE` and
 `locust -f locustfiles/scenario.py --scenario FILE --headless` are the same run; any further arguments pass through to
@@ -264,6 +265,23 @@ def _cleanup(args: argparse.Namespace, passthrough: list[str]) -> int:
     return 0
 
 
+def _witness(args: argparse.Namespace, passthrough: list[str]) -> int:
+    """CloudWatch's per-minute metrics of a run's tables beside the client's counts (`dynlocust.observe.witness`)."""
+    from dynlocust.exit_codes import ExitCode
+    from dynlocust.observe import witness
+    from dynlocust.request.transport.boto3 import make_client, validate_endpoint
+
+    region = args.region or os.environ.get("DYNLOCUST_REGION") or "us-east-1"
+    if args.host:
+        validate_endpoint(args.host)
+    client = make_client(
+        args.host, region=region, connect_timeout=5.0, read_timeout=30.0, pool_size=1, service="cloudwatch"
+    )
+    text, found = witness.witness(args.results, client)
+    print(text)
+    return ExitCode.FAILED if found else ExitCode.PASSED
+
+
 def build_parser() -> argparse.ArgumentParser:
     from dynlocust.plugin.settings import add_arguments, add_scaling_arguments
 
@@ -338,6 +356,13 @@ def build_parser() -> argparse.ArgumentParser:
     cleanup.add_argument("--region", default=None, help="AWS region (default us-east-1, or DYNLOCUST_REGION)")
     cleanup.add_argument("--yes", action="store_true", help="delete without asking")
     cleanup.set_defaults(handler=_cleanup)
+    witness = commands.add_parser(
+        "witness", help="set CloudWatch's per-minute metrics of a run's tables beside the client's counts"
+    )
+    witness.add_argument("results", help="the run's results.jsonl")
+    witness.add_argument("--host", default=None, help="the endpoint that answers CloudWatch (default: AWS's)")
+    witness.add_argument("--region", default=None, help="AWS region (default us-east-1, or DYNLOCUST_REGION)")
+    witness.set_defaults(handler=_witness)
     init = commands.add_parser("init", help="write a starter project: locustfile, scenario, locust.conf, README")
     init.add_argument("directory", nargs="?", default=".", help="where to write it (default: here)")
     init.add_argument("--force", action="store_true", help="overwrite files that already exist")
@@ -393,7 +418,7 @@ def _dispatch(argv: Sequence[str] | None, command: list[str]) -> int:
         from dynlocust.plugin import lifeline
 
         lifeline.install_early()
-    if passthrough and args.command in ("validate", "scenarios", "init", "cleanup"):
+    if passthrough and args.command in ("validate", "scenarios", "init", "cleanup", "witness"):
         parser.error(f"unrecognized arguments: {' '.join(passthrough)}")
     try:
         return int(args.handler(args, passthrough))

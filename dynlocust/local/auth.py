@@ -79,8 +79,11 @@ class SigV4Verifier:
             self._keys[ck] = key
         return key
 
-    def verify(self, method: str, target: str, headers: Mapping[str, str], body: bytes | bytearray) -> None:
-        """Raise the service's error if the request is not signed by an accepted key; return None if it is."""
+    def verify(
+        self, method: str, target: str, headers: Mapping[str, str], body: bytes | bytearray, signing_name: str = SERVICE
+    ) -> None:
+        """Raise the service's error if the request is not signed by an accepted key for `signing_name` (DynamoDB's,
+        or CloudWatch's for its metrics); return None if it is."""
         auth = headers.get("authorization")
         if not auth:
             raise _err("MissingAuthenticationTokenException", "Request is missing Authentication Token")
@@ -105,7 +108,9 @@ class SigV4Verifier:
             raise _err("UnrecognizedClientException", "The security token included in the request is invalid.")
         amz_date = headers.get("x-amz-date", "")
         self._check_date(amz_date)
-        self._check_scope(date, region, service, terminal, amz_date, headers.get("host", ""), self._region)
+        self._check_scope(
+            date, region, service, terminal, amz_date, headers.get("host", ""), self._region, signing_name
+        )
         names = signed_headers.split(";")
         for required in ("host", "x-amz-target"):
             if required not in names and (required == "host" or required in headers):
@@ -151,7 +156,7 @@ class SigV4Verifier:
 
     @staticmethod
     def _check_scope(
-        date: str, region: str, service: str, terminal: str, amz_date: str, host: str, own_region: str
+        date: str, region: str, service: str, terminal: str, amz_date: str, host: str, own_region: str, wanted: str
     ) -> None:
         """The credential scope must name the request's own date, region and service: the region the Host names
         (dynamodb.REGION.amazonaws.com), else the endpoint's own, as a regional endpoint of the service refuses a
@@ -166,8 +171,8 @@ class SigV4Verifier:
         expected = host_region.group(1) if host_region is not None else own_region
         if not _REGION_RE.fullmatch(region) or region != expected:
             raise _err("InvalidSignatureException", "Credential should be scoped to a valid region. ")
-        if service != SERVICE:
-            raise _err("InvalidSignatureException", f"Credential should be scoped to correct service: '{SERVICE}'. ")
+        if service != wanted:
+            raise _err("InvalidSignatureException", f"Credential should be scoped to correct service: '{wanted}'. ")
         if terminal != TERMINATOR:
             raise _err(
                 "InvalidSignatureException",

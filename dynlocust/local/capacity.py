@@ -96,7 +96,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dynlocust.dynamodb import CAUSE_MIX, CAUSE_READS, CAUSE_WRITES
 from dynlocust.errors import ConfigurationError
@@ -129,6 +129,9 @@ from dynlocust.local.capacity_resources import (
     kind_of,
 )
 
+if TYPE_CHECKING:
+    from dynlocust.local.cloudwatch import MinuteCounters
+
 
 class CapacityModel(OnDemandGrowth):
     """Decides, per request, whether a table or GSI has the capacity for it; see the module docstring."""
@@ -155,6 +158,8 @@ class CapacityModel(OnDemandGrowth):
         self._peak_window = max(PEAK_WINDOW_S / self.time_scale, MIN_PEAK_WINDOW_S)
         self._cause_window = max(self._bin, MIN_CAUSE_WINDOW_S)
         self._resources: dict[str, dict[str | None, Resource]] = {}
+        self.minutes: MinuteCounters | None = None
+        """CloudWatch's per-minute counters (`dynlocust.local.cloudwatch`), told every acceptance and refusal."""
 
     # ---- configuration -------------------------------------------------------------------------------------
 
@@ -275,6 +280,8 @@ class CapacityModel(OnDemandGrowth):
         res.bin_used += cost
         lane.ok += 1
         lane.units += units
+        if self.minutes is not None:
+            self.minutes.consumed(table, index, kind, units)
         return None
 
     def refund(self, table: str, index: str | None, kind: str, units: float, partition: str) -> None:
@@ -298,11 +305,15 @@ class CapacityModel(OnDemandGrowth):
             lane.max_tat -= units * lane.max_inv
         lane.ok -= 1
         lane.units -= units
+        if self.minutes is not None:
+            self.minutes.consumed(table, index, kind, -units)
 
     def _reject(self, res: Resource, throttle: Throttle | None) -> Throttle:
         assert throttle is not None
         counts = res.throttled
         counts[throttle.reason] = counts.get(throttle.reason, 0) + 1
+        if self.minutes is not None:
+            self.minutes.throttled(res.spec.table, res.spec.index, throttle.reason)
         return throttle
 
     def _shared_cause(self, res: Resource, lane: Lane, now: float) -> Throttle | None:

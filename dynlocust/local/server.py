@@ -33,7 +33,7 @@ from typing import Any
 import orjson
 
 from dynlocust.dynamodb import JSON_CONTENT_TYPE, THROTTLE_CODES
-from dynlocust.local import errors
+from dynlocust.local import cloudwatch, errors
 from dynlocust.local.api import Backend
 from dynlocust.local.config import LocalConfig
 from dynlocust.local.errors import ServiceError
@@ -253,6 +253,9 @@ class LocalServer:
         self.config = config
         self.backend = Backend(config, capacity=capacity, clock=clock)
         self.stats = Stats()
+        self.minutes = cloudwatch.MinuteCounters()
+        if capacity is not None:
+            capacity.minutes = self.minutes
         self.verifier = None
         if config.verify_signatures:
             from dynlocust.local.auth import SigV4Verifier
@@ -292,6 +295,8 @@ class LocalServer:
         """One request -> the full response bytes (status line, headers, body)."""
         if target.startswith("/_dynlocust/") or (method == "GET" and target in ("/", "")):
             return self._control(method, target, headers, body)
+        if headers.get("x-amz-target", "").startswith(cloudwatch.TARGET_PREFIX):
+            return self._cloudwatch(method, target, headers, body)
         started, cpu_started = time.perf_counter(), time.thread_time()
         try:
             return self._dynamodb(method, target, headers, body)
@@ -327,6 +332,17 @@ class LocalServer:
             return self._response(200, b"{}", "application/json")
         return self._response(404, b"", "text/plain")
 
+    def _cloudwatch(self, method: str, target: str, headers: dict[str, str], body: bytes | bytearray) -> bytes:
+        """CloudWatch's GetMetricData and ListMetrics for the endpoint's own tables (`dynlocust.local.cloudwatch`)."""
+        try:
+            if self.verifier is not None:
+                self.verifier.verify(method, target, headers, body, signing_name=cloudwatch.SERVICE)
+        except ServiceError as exc:
+            return self._response(exc.status, orjson.dumps(exc.body()))
+        operation = headers["x-amz-target"][len(cloudwatch.TARGET_PREFIX) :]
+        status, answer = cloudwatch.answer(self.minutes, operation, body)
+        return self._response(status, orjson.dumps(answer))
+
     def _dynamodb(self, method: str, target: str, headers: dict[str, str], body: bytes | bytearray) -> bytes:
         amz_target = headers.get("x-amz-target", "")
         op = amz_target[len(TARGET_PREFIX) :] if amz_target.startswith(TARGET_PREFIX) else ""
@@ -357,6 +373,8 @@ class LocalServer:
             else:
                 outcome = "throttled" if _is_throttle(exc) else "error"
                 self.stats.count(ctx.tables[0] if ctx.tables else NO_TABLE, op or "Unknown", outcome, ctx.unprocessed)
+                if outcome == "throttled" and ctx.tables:
+                    self.minutes.throttled_request(ctx.tables[0], op)
                 return self._response(exc.status, out, headers=exc.headers)
         except Exception:
             log.exception("internal error while handling %s", op or target)

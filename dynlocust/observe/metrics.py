@@ -92,6 +92,9 @@ COUNTERS: dict[str, tuple[str, tuple[str, ...]]] = {
 ALWAYS_PRESENT = ("dynlocust_estimated_cost_dollars", "dynlocust_dropped_sends")
 HISTOGRAM_LABELS = ("operation", "table", "outcome")
 """Labels of dynlocust_request_duration_seconds (the table is the scenario's logical name, as on the counters)."""
+HISTOGRAMS = ("histograms", "intended")
+"""`MetricValues`' histogram fields, by their key in a worker's deltas: the latency from send, and from the
+intended send (the pacer's schedule; requests without a ticket have none). Same labels and buckets."""
 
 Labels = tuple[str, ...]
 
@@ -101,16 +104,18 @@ class MetricValues:
     """Counters and histograms as plain data: `counters[name][labels]`, `histograms[(operation, table, outcome)]`.
 
     A histogram entry is `len(DURATION_BUCKETS) + 2` floats: per-bucket (not cumulative) counts, the `+Inf`
-    bucket, then the sum of observed seconds.
+    bucket, then the sum of observed seconds. `intended` is the same for the latency from the intended send.
     """
 
     counters: dict[str, dict[Labels, float]] = field(default_factory=lambda: {name: {} for name in COUNTERS})
     histograms: dict[Labels, list[float]] = field(default_factory=dict)
+    intended: dict[Labels, list[float]] = field(default_factory=dict)
 
     def copy(self) -> MetricValues:
         return MetricValues(
             {name: dict(series) for name, series in self.counters.items()},
             {labels: list(values) for labels, values in self.histograms.items()},
+            {labels: list(values) for labels, values in self.intended.items()},
         )
 
 
@@ -123,13 +128,16 @@ def snapshot_deltas(current: MetricValues, previous: MetricValues) -> dict[str, 
             delta = value - before.get(labels, 0.0)
             if delta:
                 counters.append([name, list(labels), delta])
-    histograms = []
-    for labels, values in current.histograms.items():
-        before_h = previous.histograms.get(labels)
-        deltas = values if before_h is None else [v - b for v, b in zip(values, before_h, strict=True)]
-        if any(deltas):
-            histograms.append([list(labels), list(deltas)])
-    return {"counters": counters, "histograms": histograms}
+    out: dict[str, Any] = {"counters": counters}
+    for key in HISTOGRAMS:
+        histograms = out[key] = []
+        before = getattr(previous, key)
+        for labels, values in getattr(current, key).items():
+            before_h = before.get(labels)
+            deltas = values if before_h is None else [v - b for v, b in zip(values, before_h, strict=True)]
+            if any(deltas):
+                histograms.append([list(labels), list(deltas)])
+    return out
 
 
 def apply_deltas(target: MetricValues, deltas: Mapping[str, Any]) -> None:
@@ -141,16 +149,18 @@ def apply_deltas(target: MetricValues, deltas: Mapping[str, Any]) -> None:
             continue
         key = tuple(str(v) for v in labels)
         series[key] = series.get(key, 0.0) + float(delta)
-    for labels, values in deltas.get("histograms", ()):
-        if len(labels) != len(HISTOGRAM_LABELS) or len(values) != size:
-            continue
-        key = tuple(str(v) for v in labels)
-        mine = target.histograms.get(key)
-        if mine is None:
-            target.histograms[key] = [float(v) for v in values]
-        else:
-            for i, v in enumerate(values):
-                mine[i] += v
+    for name in HISTOGRAMS:
+        histograms = getattr(target, name)
+        for labels, values in deltas.get(name, ()):
+            if len(labels) != len(HISTOGRAM_LABELS) or len(values) != size:
+                continue
+            key = tuple(str(v) for v in labels)
+            mine = histograms.get(key)
+            if mine is None:
+                histograms[key] = [float(v) for v in values]
+            else:
+                for i, v in enumerate(values):
+                    mine[i] += v
 
 
 @dataclass(frozen=True)
@@ -340,12 +350,9 @@ class Metrics:
             ukey = (operation, table)
             self._unprocessed[ukey] = self._unprocessed.get(ukey, 0.0) + outcome.unprocessed
         hkey = (operation, table, kind)
-        histogram = self._histograms.get(hkey)
-        if histogram is None:
-            histogram = self._histograms[hkey] = [0.0] * (len(DURATION_BUCKETS) + 2)
-        seconds = record.latency
-        histogram[bisect.bisect_left(DURATION_BUCKETS, seconds)] += 1.0
-        histogram[-1] += seconds
+        _observe(self._histograms, hkey, record.latency)
+        if record.latency_from_intended is not None:
+            _observe(self.values.intended, hkey, record.latency_from_intended)
         if record.consumed:
             for consumed in record.consumed:
                 where = (self._table(consumed.table), self._index(consumed.index) if consumed.index else "")
@@ -354,6 +361,10 @@ class Metrics:
                         ckey = (*where, unit_kind)
                         self._capacity[ckey] = self._capacity.get(ckey, 0.0) + units
             self._cost[()] += dollars(record.read_units, record.write_units, self.prices)
+
+    def table_label(self, name: str) -> str:
+        """The bounded label value a logical table name takes (the scenario's name, or `other` past `MAX_TABLES`)."""
+        return self._table(name)
 
     def _table(self, name: str) -> str:
         bounded = self._tables.get(name)
@@ -474,19 +485,21 @@ class Metrics:
             for key, value in sorted(self.values.counters[name].items()):
                 family.add_metric(list(key), value)
             yield family
-        histogram = HistogramMetricFamily(
-            "dynlocust_request_duration_seconds",
-            "Time from sending a DynamoDB request to its answer (or failure), by operation, table and outcome kind.",
-            labels=list(HISTOGRAM_LABELS),
-        )
         bounds = [_le(b) for b in DURATION_BUCKETS] + ["+Inf"]
-        for key, values in sorted(self.values.histograms.items()):
-            cumulative, running = [], 0.0
-            for le, count in zip(bounds, values, strict=False):
-                running += count
-                cumulative.append((le, running))
-            histogram.add_metric(list(key), cumulative, values[-1])
-        yield histogram
+        for name, doc, series in (
+            ("dynlocust_request_duration_seconds", "Time from sending a DynamoDB request to its answer (or failure), "
+             "by operation, table and outcome kind.", self.values.histograms),
+            ("dynlocust_request_latency_from_intended_seconds", "Time from a request's intended send (the schedule's) "
+             "to its answer: the latency the open model's user saw, send delays included.", self.values.intended),
+        ):  # fmt: skip
+            histogram = HistogramMetricFamily(name, doc, labels=list(HISTOGRAM_LABELS))
+            for key, values in sorted(series.items()):
+                cumulative, running = [], 0.0
+                for le, count in zip(bounds, values, strict=False):
+                    running += count
+                    cumulative.append((le, running))
+                histogram.add_metric(list(key), cumulative, values[-1])
+            yield histogram
         workers = dict(sorted(self.workers.items()))
         gauges = list(workers.values())
         for name, doc, attr in (
@@ -517,6 +530,14 @@ class Metrics:
         if current is not None and current.run_id:
             info.add_metric([], {"run_id": current.run_id, "phase": current.phase})
         yield info
+
+
+def _observe(histograms: dict[Labels, list[float]], key: Labels, seconds: float) -> None:
+    histogram = histograms.get(key)
+    if histogram is None:
+        histogram = histograms[key] = [0.0] * (len(DURATION_BUCKETS) + 2)
+    histogram[bisect.bisect_left(DURATION_BUCKETS, seconds)] += 1.0
+    histogram[-1] += seconds
 
 
 class _Collector:

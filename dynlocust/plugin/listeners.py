@@ -10,7 +10,8 @@ In firing order:
 - `init_command_line_parser`: dynlocust's options;
 - `init`: a worker forked by `--processes` watching its parent where the kernel cannot (`lifeline`), the settings
   and endpoint validated, the role created (`roles.create`: standalone, master or worker) with a `quitting`
-  listener that hears shutdown before Locust's runner (`safety.hear_shutdown`), metrics wired by role, the web UI's
+  listener that hears shutdown before Locust's runner (`safety.hear_shutdown`), metrics wired by role and, with
+  `--otel`, dynlocust's spans and instruments on Locust's OpenTelemetry providers (`otel_wiring`), the web UI's
   origin guard (`web_origin`: no other origin's page drives or reads it); for a
   scenario: Locust's misleading run-time hint dropped, a closed stdout tolerated, the DynamoDB tab when there is a
   web UI, credentials redacted from logs, interrupts (Ctrl-C and SIGTERM) routed, the role's fleet messages
@@ -22,7 +23,7 @@ In firing order:
   stops its share);
 - `quitting`: metrics stopped after a last scrape, then the run torn down and the embedded endpoint stopped, and
   Locust's statistics tables hidden when not one request was made;
-- `quit`: the epilogue, with the process's exit code.
+- `quit`: OpenTelemetry's pending spans and metrics exported; the epilogue, with the process's exit code.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from dynlocust.plugin import (
     lifeline,
     metrics_wiring,
     options,
+    otel_wiring,
     safety,
     setup,
     teardown,
@@ -73,8 +75,10 @@ def register_plugin() -> None:
             (events.init, options.validate),
             (events.init, _create_role),
             (events.init, _install_metrics),
+            (events.init, _install_otel),
             (events.init, _guard_web_ui),
             (events.quitting, _uninstall_metrics),
+            (events.quit, _flush_otel),
         ],
     )
 
@@ -115,6 +119,14 @@ def _install_metrics(environment: Environment, **_kwargs: Any) -> None:
 
 def _uninstall_metrics(environment: Environment, **_kwargs: Any) -> None:
     metrics_wiring.uninstall(environment)
+
+
+def _install_otel(environment: Environment, **_kwargs: Any) -> None:
+    otel_wiring.install(environment)
+
+
+def _flush_otel(**_kwargs: Any) -> None:
+    otel_wiring.flush()
 
 
 def _guard_web_ui(environment: Environment, web_ui: WebUI | None = None, **_kwargs: Any) -> None:

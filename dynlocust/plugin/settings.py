@@ -49,6 +49,8 @@ class Settings:
     metrics_port_given: bool = False
     """--metrics-port (or its variable) was given: a port that cannot be bound stops the process (exit 2); the
     default one taken by another process only loses /metrics, with a warning at the start and at the end."""
+    witness: bool = False
+    """At the run's end, once its last minute has settled, set CloudWatch's metrics beside the client's counts."""
     stall_seconds: float | None = None
     run_margin: float | None = None
     master_timeout: float = DEFAULT_MASTER_TIMEOUT
@@ -152,6 +154,16 @@ def add_arguments(parser: Any) -> None:
         help="Port of the Prometheus /metrics endpoint (default 9646; 0 turns it off).",
     )
 
+    group.add_argument(
+        "--witness",
+        action="store_true",
+        default=False,
+        env_var="DYNLOCUST_WITNESS",
+        include_in_web_ui=False,
+        help="At the end of a headless run, once its last minute has settled (a minute on a local endpoint, five on "
+        "AWS), read CloudWatch's per-minute metrics of its tables and set them beside the client's counts, as "
+        "`dynlocust witness` does (needs cloudwatch:GetMetricData).",
+    )
     group.add_argument(
         "--stall-seconds",
         type=str,
@@ -309,6 +321,7 @@ def from_options(options: Namespace | None) -> Settings:
         metrics_port=metrics_port,
         web_origin=_web_origin(str(get("web_origin") or "")),
         metrics_port_given=raw_port not in ("", None),
+        witness=_flag(get("witness", False)),
         thresholds=_thresholds(get),
         scaling=scaling_from(get),
     )

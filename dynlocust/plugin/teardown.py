@@ -20,7 +20,7 @@ from dynlocust.errors import DynlocustError
 from dynlocust.exit_codes import ExitCode, worst
 from dynlocust.fleet import results_table
 from dynlocust.fleet.merge import FleetMerge
-from dynlocust.plugin import epilogue, safety
+from dynlocust.plugin import epilogue, safety, witness_at_end
 from dynlocust.plugin.context import NOT_STARTED, EnvironmentState, RunContext, RunOutcome, state_for
 from dynlocust.plugin.roles import role_for
 from dynlocust.plugin.setup import keeps_running
@@ -42,6 +42,7 @@ def quit(environment: Environment) -> None:
     try:
         if state.run is not None:
             end_run(environment, state.run)
+            witness_at_end.run(environment)  # `--witness`: while the embedded endpoint still answers
     finally:
         if state.endpoint is not None:
             state.endpoint.stop()

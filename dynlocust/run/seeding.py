@@ -68,9 +68,13 @@ def write_units_per_second(table: Table, scenario: Scenario) -> float:
 
 
 def units_per_item(table: Table) -> float:
-    """Write units one seed item costs: 1 WRU per KB started, charged again to each GSI."""
-    size = table.seed.item_size if table.seed is not None else 1
-    return float(-(-size // 1024) * (1 + len(table.gsis)))
+    """Write units one seed item of `table` costs (`item_units`)."""
+    return item_units(table.seed.item_size if table.seed is not None else 1, len(table.gsis))
+
+
+def item_units(size: int, gsis: int) -> float:
+    """Write units one item of `size` bytes costs: 1 WRU per KB started, charged again to each of `gsis` GSIs."""
+    return float(-(-size // 1024) * (1 + gsis))
 
 
 def seed_time_limit(table: Table, scenario: Scenario) -> float:

@@ -38,6 +38,10 @@ NOT_RUN = {
     "make ": "make demo / make test: CI (.ci/run) runs the whole suite through them",
     "dynlocust run ": "a minute or more a run; test_getting_started.py runs the quickstart by name from the wheel, "
     "diff/test_diff_runs.py the CI recipe",
+    "OTEL_EXPORTER_OTLP_ENDPOINT=": "needs an OTLP collector; tests/integration/test_otel.py runs the quickstart with "
+    "--otel against a receiver in the test suite",
+    "dynlocust witness ": "needs a run's results and CloudWatch; tests/integration/test_witness.py runs it after runs "
+    "against a local endpoint",
     "dynlocust compare": "minutes of measurement; tests/integration/mapper/ runs compare",
     "dynlocust diff ": "needs earlier runs' results (results/main, $BASELINE); diff/test_diff_runs.py runs the recipe",
     "RUN_ID=": "the CI recipe's run id, from GitHub's variables; diff/test_diff_runs.py runs the recipe",

@@ -10,7 +10,7 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from dynlocust.exit_codes import ExitCode, exit_line
-from dynlocust.observe.report import table_states
+from dynlocust.observe.report import table_states, witness_section
 from dynlocust.observe.report.plots import VERDICT_COLOURS, svg_charts, verdict_labels
 from dynlocust.observe.report.table import COLUMNS, figure_cells, reasons_cell, why_line
 
@@ -155,5 +155,6 @@ def render(report: RunReport, *, live: str | None = None, refresh_seconds: int =
         )
         parts.append("<h2>Table state per window</h2><p>What DescribeTable said at each window's end.</p>")
         parts.append(f'<table id="table-state"><thead><tr>{head}</tr></thead><tbody>{trs}</tbody></table>')
+    parts.append(witness_section.html(report.source.parent))
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"

@@ -140,8 +140,10 @@ def make_client(
     pool_size: int,
     user_config: Config | None = None,
     credentials: tuple[str, str] | None = None,
+    service: str = "dynamodb",
 ) -> Any:
-    """Build a retry-free botocore DynamoDB client; shared by every user of a process (one pool)."""
+    """Build a retry-free botocore DynamoDB client; shared by every user of a process (one pool). `service`
+    "cloudwatch" builds the CloudWatch witness's client the same way (`dynlocust.observe.witness`)."""
     endpoint_url = validate_endpoint(endpoint_url)
     config = retry_free_config(
         connect_timeout=connect_timeout,
@@ -156,7 +158,7 @@ def make_client(
         credentials = LOCAL_CREDENTIALS
     if credentials is not None:
         kwargs["aws_access_key_id"], kwargs["aws_secret_access_key"] = credentials
-    client = session.create_client("dynamodb", **kwargs)
+    client = session.create_client(service, **kwargs)
     client.pool_waits = count_pool_waits(client)
     return client
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import re
@@ -458,3 +459,26 @@ def test_the_exit_says_so_when_it_waits_for_a_final_scrape(caplog: pytest.LogCap
         assert metrics.wait_for_final_scrape(max_wait=5)
     (record,) = caplog.records
     assert re.fullmatch(r"waiting up to \d+\.\d s for a final scrape of /metrics before exiting", record.getMessage())
+
+
+def test_latency_from_the_intended_send_is_a_histogram_of_its_own_merged_like_the_others() -> None:
+    from dynlocust.request.record import RequestRecord
+    from dynlocust.run.pacing import Ticket
+
+    def sent(late: float) -> RequestRecord:
+        return RequestRecord(
+            operation="PutItem", table="items", physical_table=TABLES["items"], index=None, write=True,
+            outcome=classify({}), latency=0.003, latency_from_intended=0.003 + late, ticket=Ticket(1, 0, 1e9),
+        )  # fmt: skip
+
+    worker, master = new_metrics(worker="0"), new_metrics()
+    for late in (0.0, 0.02, 0.2):
+        worker.count(sent(late))
+    worker.count(dataclasses.replace(sent(0.0), latency_from_intended=None, ticket=None))  # no schedule: not in it
+    master.merge_report(msgpack.unpackb(msgpack.packb(worker.take_deltas()), raw=False))
+    labels = {"operation": "PutItem", "table": "items", "outcome": "ok"}
+    name = "dynlocust_request_latency_from_intended_seconds"
+    assert value(master, f"{name}_count", **labels) == 3
+    assert value(master, f"{name}_sum", **labels) == pytest.approx(0.009 + 0.22)
+    assert value(master, f"{name}_bucket", **labels, le="0.025") == 2
+    assert value(master, "dynlocust_request_duration_seconds_count", **labels) == 4
