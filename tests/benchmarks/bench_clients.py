@@ -1,4 +1,4 @@
-"""Client CPU per request side by side against one canned nginx: wrk, Locust's FastHttpUser, FastDynamoDBUser, DynamoDBUser.
+"""Client CPU per request side by side against one canned nginx: wrk, FastHttpUser, FastDynamoDBUser, DynamoDBUser.
 
 Every client sends the same 1 KB PutItem body (`FastDynamoDBUser` and `DynamoDBUser` signed, through the project's
 client wrapper and one Locust request event per call; `FastHttpUser` an unsigned POST of the same JSON; wrk the
@@ -9,7 +9,8 @@ measured seconds, so nginx's work is not counted. wrk's is its own CPU (`/proc/P
 the requests nginx saw. The clients alternate, `--rounds` times; the medians and the ratio to FastHttpUser print
 last (issue 48's target: `FastDynamoDBUser` at most 0.5x FastHttpUser).
 
-Run: ``python tests/benchmarks/bench_clients.py [--seconds 5] [--rounds 3] [--users 20] [--clients wrk,http,fast,boto3]``
+Run: ``python tests/benchmarks/bench_clients.py [--seconds 5] [--rounds 3] [--users 20]
+[--clients wrk,http,fast,boto3]``
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script from the clone's root
 
-from tests.support.canned_server import TABLE, CannedServer  # noqa: E402
+from tests.support.canned_server import TABLE, CannedServer
 
 CLIENTS = {
     "wrk": "wrk (the floor)",
@@ -155,7 +156,8 @@ def main() -> None:
                     rows[kind].append(measure_locust(kind, server, args))
                 r = rows[kind][-1]
                 print(
-                    f"round {_round + 1} {kind:<6} {r['rps']:>8.0f}/s {r['cpu_share']:>5.0%} CPU {r['cpu_us']:>7.1f} us/req"
+                    f"round {_round + 1} {kind:<6} {r['rps']:>8.0f}/s {r['cpu_share']:>5.0%} CPU"
+                    f" {r['cpu_us']:>7.1f} us/req"
                 )
     print(f"\n== client CPU per request, 1 KB PutItem against one canned nginx, median of {args.rounds} rounds ==")
     medians = {k: statistics.median(r["cpu_us"] for r in rs) for k, rs in rows.items()}
@@ -168,7 +170,8 @@ def main() -> None:
         ratio = statistics.median(ratios)
         verdict = "met" if ratio <= TARGET else "NOT met"
         print(
-            f"FastDynamoDBUser / FastHttpUser, median of per-round ratios: {ratio:.2f}x (target <= {TARGET}x: {verdict})"
+            f"FastDynamoDBUser / FastHttpUser, median of per-round ratios: {ratio:.2f}x"
+            f" (target <= {TARGET}x: {verdict})"
         )
 
 
