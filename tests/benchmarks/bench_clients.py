@@ -142,7 +142,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=5.0, help="measured seconds per client and round (5)")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (3)")
-    parser.add_argument("--users", type=int, default=20, help="Locust users, and wrk's connections (20)")
+    parser.add_argument(
+        "--users",
+        type=int,
+        default=10,
+        help="Locust users, and wrk's connections (10: the shared pool's size here, so no dynlocust user opens a "
+        "connection per request; FastHttpUser keeps one per user)",
+    )
     parser.add_argument("--clients", default="wrk,http,fast,boto3")
     args = parser.parse_args()
     kinds = [k for k in args.clients.split(",") if k]

@@ -70,7 +70,7 @@ def child(requests: int) -> None:
     stats = RequestStats()
     hook = EventHook()
 
-    def on_request(request_type: str, name: str, response_time: float, response_length: int, **_: Any) -> None:
+    def on_request(request_type: str, name: str, response_time: int, response_length: int, **_: Any) -> None:
         stats.log_request(request_type, name, response_time, response_length)
 
     hook.add_listener(on_request)
