@@ -7,7 +7,8 @@ with `dynlocust run` in its own process; the benchmark reads its CPU time (`/pro
 the server's request count at two instants in the steady part of the run. Beside it, in this process, the plain
 loop: a `FastDynamoDBUser` (or `DynamoDBUser` for boto3) in a Locust `Environment` whose task does the same 1 KB
 PutItem of a fresh key, with Locust's request events and statistics on; CPU from `time.process_time`. The two
-alternate, `--rounds` times, and the medians are printed with their ratio (targets: 1.3x fast, issue 48; 1.15x boto3, issue 31).
+alternate, `--rounds` times, and the medians are printed with their ratio (targets: 1.3x fast, issue 48;
+1.15x boto3, issue 31).
 
 The run is sampled by `cpu_sampler.py` (SIGPROF every 2 ms of CPU, ~1% overhead) for the breakdown by stage: what the
 run spends outside the transport and Locust's event is what the plain loop does not do.
