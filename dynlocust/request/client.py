@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import gevent
 
 from dynlocust.request.outcomes import DeadlineExceeded, Outcome, classify
-from dynlocust.request.record import RequestRecord, consumed_capacity, is_write, request_target
+from dynlocust.request.record import RequestRecord, consumed_capacity, is_write, request_name, request_target
 
 if TYPE_CHECKING:
     from dynlocust.run.pacing import Ticket
@@ -123,12 +123,13 @@ class DynamoDBClient:
         response, error, record = measured_call(
             self._request_event,
             target,
-            lambda: function(**kwargs),
+            function,
             deadline=self.deadline,
             context=self.context,
             clock=self._clock,
             ticket=ticket,
             label=label,
+            kwargs=kwargs,
         )
         self.last_record = record
         return response, error, record
@@ -145,6 +146,16 @@ class Target:
     write: bool = False
     logical: Callable[[str], str | None] | None = None
     """Maps a physical table name of the response's consumed capacity to its logical name (None: unknown)."""
+    name: str = field(init=False)
+    """The request name (`<operation> <logical table>`), built once per target rather than once per request."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "name", request_name(self.operation, self.table, self.index))
+
+    def logical_name(self, physical: str) -> str:
+        """The logical name of a physical table the response's consumed capacity names (itself when unknown)."""
+        logical = self.logical
+        return (logical(physical) if logical is not None else None) or physical
 
 
 def measured_call(
@@ -160,8 +171,9 @@ def measured_call(
     clock: Callable[[], float] = time.perf_counter,
     ticket: Ticket | None = None,
     label: str | None = None,
+    kwargs: Mapping[str, Any] | None = None,
 ) -> tuple[Any, BaseException | None, RequestRecord]:
-    """Run `function` under a total deadline, build its `RequestRecord` and fire the request event exactly once.
+    """Run `function` (with `kwargs`) under a total deadline, build its `RequestRecord`, fire the request event once.
 
     Every client (the raw transports, the mapper adapters) measures through here, so deadlines, outcomes, records
     and request events mean the same everywhere. The event's context carries the record under `record` (and its
@@ -176,7 +188,7 @@ def measured_call(
     start = clock()
     timer.start()
     try:
-        result = function()
+        result = function() if kwargs is None else function(**kwargs)
     except gevent.Timeout as exc:
         if exc is not timer:
             raise
@@ -188,31 +200,30 @@ def measured_call(
     elapsed = clock() - start
     now = time.time()
     outcome = outcome_of(result, error)
-    logical = target.logical
-
-    def logical_name(physical: str) -> str:
-        return (logical(physical) if logical is not None else None) or physical
-
+    write = target.write
+    # positional: this runs once per request, and keyword arguments cost a dataclass __init__ measurably more
     record = RequestRecord(
-        operation=target.operation,
-        table=target.table,
-        physical_table=target.physical_table,
-        index=target.index,
-        write=target.write,
-        outcome=outcome,
-        latency=elapsed,
-        latency_from_intended=None if ticket is None else now - ticket.intended,
-        consumed=consumed_capacity(result, write=target.write, logical=logical_name),
-        ticket=ticket,
-        label=label,
+        target.operation,
+        target.table,
+        target.physical_table,
+        target.index,
+        write,
+        outcome,
+        elapsed,
+        None if ticket is None else now - ticket.intended,
+        consumed_capacity(result, write=write, logical=target.logical_name) if result else (),
+        ticket,
+        label,
     )
     request_event.fire(
         request_type=request_type,
-        name=record.name if name is None else name,
+        name=target.name if name is None else name,
         response_time=elapsed * 1000.0,
         response_length=_response_length(result, error),
         response=result,
-        context={**(context or {}), "record": record, "outcome": outcome},
+        context={**context, "record": record, "outcome": outcome}
+        if context
+        else {"record": record, "outcome": outcome},
         exception=None if outcome.ok else RequestFailed(outcome),
         url=None,
         start_time=now - elapsed,

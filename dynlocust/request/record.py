@@ -1,4 +1,4 @@
-"""One frozen record per DynamoDB request, built once in `client.measured_call` and consumed by every observer.
+"""One record per DynamoDB request, built once in `client.measured_call` and consumed by every observer.
 
 The windows, the metrics, the web UI and the reports read what a call was (operation, logical table, read or
 write), how it ended (`Outcome`), how long it took and what it consumed from this record alone: nobody classifies
@@ -41,9 +41,14 @@ class Consumed:
     write_units: float
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RequestRecord:
-    """What one request was, how it ended and what it cost; `latency_from_intended` needs a pacer's ticket."""
+    """What one request was, how it ended and what it cost; `latency_from_intended` needs a pacer's ticket.
+
+    Never changed once built, though not frozen: a frozen dataclass's `__init__` sets each field through
+    `object.__setattr__`, once per request (with the per-request name and closure, 10% of the request path's
+    instructions: `bench_hot_path.py`, issue 48).
+    """
 
     operation: str
     """The API name (`PutItem`), or the mapper operation for mapper requests."""
@@ -66,8 +71,12 @@ class RequestRecord:
     write_units: float = field(init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "read_units", sum(c.read_units for c in self.consumed))
-        object.__setattr__(self, "write_units", sum(c.write_units for c in self.consumed))
+        consumed = self.consumed
+        if consumed:
+            self.read_units = sum(c.read_units for c in consumed)
+            self.write_units = sum(c.write_units for c in consumed)
+        else:
+            self.read_units = self.write_units = 0.0
 
     @property
     def name(self) -> str:

@@ -269,7 +269,11 @@ class WindowStats:
             raise WindowError(
                 f"window {index}: expected {n_bins} offered counts (one per bin), found {len(offered_per_bin)}"
             )
-        self.bins = [Tally(offered_per_bin[b] if offered_per_bin else 0) for b in range(n_bins)]
+        self._bins = [Tally(offered_per_bin[b] if offered_per_bin else 0) for b in range(n_bins)]
+        self._pending: list[dict[str, Tally]] = [{} for _ in range(n_bins)]
+        """Per bin, each operation's requests since the bins were last read: counted once here on the request
+        path, and folded into both the bin and its operation's sub-tally when `bins` is read."""
+        self._stale = False
         self.handed = 0
         self.dropped = 0
         self.cancelled = 0
@@ -300,10 +304,38 @@ class WindowStats:
     def end(self) -> float:
         return self.start + self.duration
 
+    @property
+    def bins(self) -> list[Tally]:
+        """The per-bin tallies, each with its operations' sub-tallies, exact up to the last request counted."""
+        if self._stale:
+            self._fold()
+        return self._bins
+
+    @bins.setter
+    def bins(self, bins: list[Tally]) -> None:
+        self._fold()
+        self._bins = bins
+        self._pending = [{} for _ in bins]
+
+    def _fold(self) -> None:
+        """Add each operation's pending requests to its bin and to the bin's sub-tally of that operation."""
+        self._stale = False
+        for tally, pending in zip(self._bins, self._pending, strict=True):
+            if not pending:
+                continue
+            for label, part in pending.items():
+                tally.merge(part)
+                sub = tally.operations.get(label)
+                if sub is None:
+                    tally.operations[label] = part
+                else:
+                    sub.merge(part)
+            pending.clear()
+
     def bin_of(self, at: float) -> int:
         """Bin index of time `at`, clamped to the window's bins."""
         b = int((at - self.start) // self.bin_seconds)
-        return min(max(b, 0), len(self.bins) - 1)
+        return min(max(b, 0), len(self._bins) - 1)
 
     def add(self, record: RequestRecord) -> None:
         """Count one request's record, at its ticket's intended send time (a record without a ticket is refused)."""
@@ -384,15 +416,34 @@ class WindowStats:
         write_units: float,
         operation: str | None,
     ) -> None:
-        """The request path's one count (positional: `add` runs once per request)."""
-        tally = self.bins[self.bin_of(at)]
-        keyed_latency, keyed_intended = keyed(latency), keyed(latency_from_intended)
-        _count(tally, at, kind, code, reasons, unprocessed, keyed_latency, keyed_intended, read_units, write_units)
-        if operation is not None:
-            sub = tally.operations.get(operation)
-            if sub is None:  # not setdefault: that would build a Tally for every request
-                sub = tally.operations[operation] = Tally()
-            _count(sub, at, kind, code, reasons, unprocessed, keyed_latency, keyed_intended, read_units, write_units)
+        """The request path's one count (positional: `add` runs once per request).
+
+        A request with an operation is counted once, in that operation's pending tally of its bin; the bin's own
+        figures are derived from its operations when `bins` is read (counting it twice cost 7,700 instructions per
+        request, 2.7% of the request path: `bench_hot_path.py`).
+        """
+        b = self.bin_of(at)
+        if operation is None:
+            tally = self._bins[b]
+        else:
+            pending = self._pending[b]
+            part = pending.get(operation)
+            if part is None:  # not setdefault: that would build a Tally for every request
+                part = pending[operation] = Tally()
+            tally = part
+            self._stale = True
+        _count(
+            tally,
+            at,
+            kind,
+            code,
+            reasons,
+            unprocessed,
+            keyed(latency),
+            keyed(latency_from_intended),
+            read_units,
+            write_units,
+        )
 
     def apply_pacing(self, counts: PacingCounts) -> None:
         """Take this worker's pacer counters for the window (call once, when the window is over).

@@ -25,7 +25,7 @@ CREDENTIALS_RECHECK_SECONDS = 1.0
 _MAX_CACHED_KEYS = 64
 
 _sha256 = hashlib.sha256
-_hmac_digest = hmac.digest
+_hmac_new = hmac.new
 
 
 class FrozenCredentials(NamedTuple):
@@ -109,6 +109,7 @@ class SigV4Signer:
         self._scope_tail = f"/{region}/{service}/{SIGV4_TERMINATOR}"
         self._head = f"POST\n{canonical_path(endpoint_url)}\n\ncontent-type:{JSON_CONTENT_TYPE}\nhost:{self.host}\n"
         self._keys: dict[tuple[str, str], bytes] = {}
+        self._macs: dict[bytes, Any] = {}
         self._second = -1
         self._amz_date = ""
 
@@ -122,9 +123,21 @@ class SigV4Signer:
         if key is None:
             if len(self._keys) >= _MAX_CACHED_KEYS:
                 self._keys.clear()
+                self._macs.clear()
             key = derive_signing_key(secret_key, day, self.region, self.service)
             self._keys[cache_key] = key
         return key
+
+    def _mac(self, key: bytes, message: bytes) -> str:
+        """HMAC-SHA256 of `message` under `key`, hex: a copy of an HMAC keyed once per key, updated. One-shot
+        `hmac.digest(key, message, "sha256")` looks the digest up and keys OpenSSL's HMAC on every call: 30,500
+        instructions against 23,700 (callgrind, issue 48)."""
+        keyed = self._macs.get(key)
+        if keyed is None:
+            keyed = self._macs[key] = _hmac_new(key, digestmod="sha256")
+        mac = keyed.copy()
+        mac.update(message)
+        return str(mac.hexdigest())
 
     def amz_date(self, now: float | None = None) -> str:
         """`YYYYMMDDTHHMMSSZ` for `now` (epoch seconds, default the wall clock), formatted once per second."""
@@ -171,8 +184,7 @@ class SigV4Signer:
             signed = "content-type;host;x-amz-date;x-amz-target"
         scope = day + self._scope_tail
         to_sign = f"{SIGV4_ALGORITHM}\n{amz_date}\n{scope}\n{_sha256(canonical.encode()).hexdigest()}"
-        # hmac.digest: OpenSSL's one-shot HMAC, a fraction of hmac.new()'s Python-level object set-up
-        signature = _hmac_digest(self.signing_key(creds.secret_key, day), to_sign.encode(), "sha256").hex()
+        signature = self._mac(self.signing_key(creds.secret_key, day), to_sign.encode())
         authorization = (
             f"{SIGV4_ALGORITHM} Credential={creds.access_key}/{scope}, SignedHeaders={signed}, Signature={signature}"
         )

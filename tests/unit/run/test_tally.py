@@ -161,3 +161,20 @@ def test_throttles_are_counted_by_cause_and_by_index_and_survive_a_merge_and_a_r
     assert (
         total.operation("put").throttled_index == {f"by_owner|{gsi}": 1} and not total.operation("get").throttled_index
     )
+
+
+def test_bins_read_while_requests_arrive_stay_exact() -> None:
+    # each request is counted once, in its operation's part of the bin; reads between requests see every one of
+    # them in the bin and in its operation, never twice (the web UI reads an open window every second)
+    live = WindowStats(0, 100.0, 2.0, target_rate=4.0, bin_seconds=1.0)
+    for i in range(3):
+        rec(live, 100.1 + i * 0.1, write_units=1.0, latency=0.001 * (i + 1), operation="put t")
+        first = live.bins[0]
+        assert (first.sent, first.write_units, first.latency.count) == (i + 1, i + 1.0, i + 1)
+        assert first.operations["put t"].sent == i + 1
+    rec(live, 100.5, "throttled", code="ThrottlingException", operation="get t")
+    rec(live, 100.6)  # no operation: the bin only
+    first = live.bins[0]
+    assert (first.sent, first.throttled, first.latency.count) == (5, 1, 5)
+    assert {label: t.sent for label, t in first.operations.items()} == {"put t": 3, "get t": 1}
+    assert live.total().sent == 5 and live.bins[1].sent == 0

@@ -1,0 +1,119 @@
+"""Instructions per request of the request path without the network, by callgrind: repeatable on a busy machine.
+
+A shared machine moves CPU time per request by 10-30% from one minute to the next; valgrind's callgrind counts the
+instructions a process executes, which no other process changes. The path measured is a scenario run's per
+request work short of the socket: `FastDynamoDB` (orjson, SigV4, the HTTP/1.1 read and parse) over a fake socket
+that answers nginx's canned bytes, `DynamoDBClient` (deadline, outcome, record, one request event to Locust's
+statistics) and the window tally. Each tree runs twice, `--small` and `--small + --requests` requests; the
+difference over `--requests` is the instructions per request (start-up cancels out).
+
+Run: ``python tests/benchmarks/bench_hot_path.py [TREE ...] [--requests 2000]`` (each TREE a checkout's root, put
+first on PYTHONPATH; default: this checkout). Needs valgrind. ``--child N`` runs the path N times (what valgrind runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+ANSWER = (
+    b"HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\nDate: Sun, 06 Dec 2026 03:00:00 GMT\r\n"
+    b"Content-Type: application/x-amz-json-1.0\r\nContent-Length: 2\r\nConnection: keep-alive\r\n"
+    b"x-amz-crc32: 2745614147\r\nx-amzn-RequestId: canned\r\n\r\n{}"
+)
+"""What tests/support/canned_server.py's nginx answers a PutItem."""
+ITEM = {"pk": {"S": "0" * 32}, "n": {"N": "1"}, "pad": {"S": "x" * 990}}
+
+
+class FakeSocket:
+    """Takes any request whole and answers `ANSWER`; its fd is a real idle socket, for the pool's select()."""
+
+    def __init__(self) -> None:
+        self._idle, self._peer = socket.socketpair()
+
+    def fileno(self) -> int:
+        return self._idle.fileno()
+
+    def send(self, data: bytes) -> int:
+        return len(data)
+
+    def recv(self, _size: int) -> bytes:
+        return ANSWER
+
+    def close(self) -> None:
+        pass
+
+
+def child(requests: int) -> None:
+    import locust  # noqa: F401 - before botocore
+    from locust.event import EventHook
+    from locust.stats import RequestStats
+
+    from dynlocust.request.client import DynamoDBClient
+    from dynlocust.request.transport import fast
+    from dynlocust.run.pacing import Ticket
+    from dynlocust.run.tally import WindowStats
+
+    raw = fast.make_fast_client(
+        "http://127.0.0.1:9", region="us-east-1", connect_timeout=1.0, read_timeout=1.0, pool_size=1,
+        credentials=("local", "local"),
+    )  # fmt: skip
+    raw._pool._idle.append(fast._Connection(FakeSocket()))
+    stats = RequestStats()
+    hook = EventHook()
+
+    def on_request(request_type: str, name: str, response_time: int, response_length: int, **_: Any) -> None:
+        stats.log_request(request_type, name, response_time, response_length)
+
+    hook.add_listener(on_request)
+    client = DynamoDBClient(raw, hook, deadline=8.0)
+    window = WindowStats(0, time.time() - 1, 3600.0, bin_seconds=5.0)
+    kwargs = {"TableName": "bench", "Item": ITEM}
+    now = time.time()
+    record = None
+    for i in range(requests):
+        record = client.send("put_item", kwargs, ticket=Ticket(i, 0, now), label="put bench")
+        window.add(record)
+    assert record is not None and record.outcome.ok, record
+    assert window.total().operation("put bench").sent == requests
+
+
+def instructions(tree: str, requests: int) -> int:
+    argv = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, __file__]
+    env = {**os.environ, "PYTHONPATH": tree}
+    out = subprocess.run([*argv, "--child", str(requests)], capture_output=True, text=True, env=env, check=True)
+    found = re.search(r"Collected : (\d+)", out.stderr)
+    if found is None:
+        raise RuntimeError(f"callgrind printed no count for {tree}:\n{out.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("trees", nargs="*", default=[str(ROOT)])
+    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--small", type=int, default=200)
+    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child is not None:
+        child(args.child)
+        return
+    first = None
+    for tree in args.trees:
+        small = instructions(tree, args.small)
+        large = instructions(tree, args.small + args.requests)
+        per = (large - small) / args.requests
+        first = first or per
+        print(f"{tree}: {per:,.0f} instructions per request ({per / first:.3f}x the first)")
+
+
+if __name__ == "__main__":
+    main()
