@@ -40,11 +40,10 @@ def search_of(doc: YamlDoc, v: Any, path: KeyPath, target: Target) -> Search:
             doc.fail(
                 (*path, "window"),
                 f"expected a probe window of at least {shortest:g} s: a burst of {burst_seconds(target):g} s lets a "
-                f"window that long hide half the precision of {precision:g}; found {window:g} s",
+                f"shorter window hide more than a quarter of the precision of {precision:g}; found {window:g} s",
             )
     else:
         window = float(math.ceil(shortest * DEFAULT_WINDOW_MARGIN))
     cooldown = check_duration(doc, m["cooldown"], (*path, "cooldown")) if "cooldown" in m else 0.0
     op = check_choice(doc, m["op"], (*path, "op"), SEARCH_OPS) if "op" in m else None
     return Search(start, window, factor, precision, max_windows, cooldown, cast(SearchOp | None, op))
-

@@ -42,8 +42,7 @@ from dynlocust.scenario.values import (
     check_size,
     check_text,
 )
-from dynlocust.scenario.yaml_doc import YamlDoc
-from dynlocust.scenario.yaml_doc import MAX_TEXT, parse_document
+from dynlocust.scenario.yaml_doc import MAX_TEXT, YamlDoc, parse_document
 
 __all__ = ["load_scenario", "load_scenario_text"]
 

@@ -258,9 +258,11 @@ class Step:
 
 SearchOp = Literal["write", "read"]
 
-BURST_SHARE = 0.5
+BURST_SHARE = 0.25
 """Of a search's precision, the most a probe window's burst may hide: the window is at least
-`burst / (BURST_SHARE * precision)` long, so a clean probe still narrows the bracket below the precision."""
+`burst / (BURST_SHARE * precision)` long. A probe that far over the ceiling may pass clean (the burst absorbs its
+excess), so the bracket can close only if such probes are rarer than half the precision: a quarter leaves room
+for the throttles a probe must show to count (`dynlocust.run.search.THROTTLE_SHARE`)."""
 
 
 def burst_seconds(target: Target) -> float:

@@ -347,7 +347,7 @@ SEARCH = Section(
         "max_windows": _integer(2, MAX_SEARCH_WINDOWS, default=15),
         "window": {
             **_ref("duration"),
-            "description": "Each probe's length; at least 2 x the burst / precision (default 3 x).",
+            "description": "Each probe's length; at least 4 x the burst / precision (default 6 x).",
         },
         "cooldown": {**_ref("duration"), "description": "Rest between probes (default none)."},
         "op": _enum(SEARCH_OPS, description="Probe only the workload's writes or only its reads."),
