@@ -38,6 +38,7 @@ from dynlocust.cost import US_EAST_1, Prices, dollars
 from dynlocust.request.client import REQUEST_TYPE
 from dynlocust.request.outcomes import THROTTLED
 from dynlocust.request.record import RequestRecord
+from dynlocust.run.search import CeilingSearch
 from dynlocust.run.saturation import REASONS, Saturation
 
 log = logging.getLogger(__name__)
@@ -266,6 +267,7 @@ class Metrics:
         registry: CollectorRegistry = REGISTRY,
         *,
         run_source: Callable[[], Any] = lambda: None,
+        search_source: Callable[[], CeilingSearch | None] = lambda: None,
         worker: str = "0",
         prices: Prices = US_EAST_1,
         clock: Callable[[], float] = time.time,
@@ -276,6 +278,8 @@ class Metrics:
         self.workers: dict[str, WorkerGauges] = {}
         self.worker = worker
         self.run_source = run_source
+        self.search_source = search_source
+        """The current ceiling search (master or standalone), whose bracket is a gauge."""
         self.prices = prices
         self.clock = clock
         self.scrapes: list[float] = []
@@ -500,6 +504,7 @@ class Metrics:
         yield client_bound
         yield from _client_evidence(workers)
         yield GaugeMetricFamily("dynlocust_workers", "Processes generating load.", value=len(workers))
+        yield from _bracket(self.search_source())
         current = max(gauges, key=lambda g: g.window, default=None)
         yield GaugeMetricFamily(
             "dynlocust_window_index",
@@ -512,6 +517,24 @@ class Metrics:
         if current is not None and current.run_id:
             info.add_metric([], {"run_id": current.run_id, "phase": current.phase})
         yield info
+
+
+def _bracket(search: CeilingSearch | None) -> Iterator[Metric]:
+    """The ceiling search's bracket so far: its low and high ends (once known) and the next probe's rate."""
+    family = GaugeMetricFamily(
+        "dynlocust_ceiling_bracket",
+        "A ceiling search's bracket in requests/s: bound=low (proved sustained), high (lowest throttled), next "
+        "(the probe being offered, until the search stops).",
+        labels=["bound"],
+    )
+    if search is not None:
+        if search.low is not None:
+            family.add_metric(["low"], search.low)
+        if search.high is not None:
+            family.add_metric(["high"], search.high)
+        if search.stopped is None:
+            family.add_metric(["next"], search.next_rate())
+    yield family
 
 
 class _Collector:

@@ -124,8 +124,11 @@ class Standalone(Role):
             thresholds=state.settings.thresholds,
         )
         local = run.run
-        report.on_probe = lambda index, start, rate: local.set_probe(index, start, rate)
-        report.on_search_end = local.end_search
+
+        def probe(index: int, start: float, rate: float) -> None:
+            local.set_probe(index, start, rate)
+
+        report.on_probe, report.on_search_end = probe, local.end_search
         run.run.start()
         safety.watch(self.environment, run)
 
