@@ -127,7 +127,10 @@ class FleetMerge:
         return FleetOutput(self.results, self.out, self.records)
 
     def start(self, **run_fields: Any) -> None:
-        self.output.run_started(self.scenario, self.plan, self.worker_count, **run_fields)
+        if self.search is not None:  # its probes after the first are not planned yet: the record says so
+            run_fields["search"] = dataclasses.asdict(self.search.search)
+        plan = self.plan if self.search is None else self.plan.truncated(1)
+        self.output.run_started(self.scenario, plan, self.worker_count, **run_fields)
 
     # -- inputs ------------------------------------------------------------------------------------------------
 

@@ -38,8 +38,8 @@ from dynlocust.cost import US_EAST_1, Prices, dollars
 from dynlocust.request.client import REQUEST_TYPE
 from dynlocust.request.outcomes import THROTTLED
 from dynlocust.request.record import RequestRecord
-from dynlocust.run.search import CeilingSearch
 from dynlocust.run.saturation import REASONS, Saturation
+from dynlocust.run.search import CeilingSearch
 
 log = logging.getLogger(__name__)
 

@@ -95,6 +95,8 @@ class RunReport:
     """What a reader should know that does not make the run partial (clock skew)."""
     conclusion: Conclusion | None = None
     """The run's finding in words (from the end record, else from the windows); None while a run is live."""
+    ceiling: dict[str, Any] | None = None
+    """A ceiling search's `ceiling` record (`dynlocust.run.search`), if the run was one."""
 
     @property
     def partial(self) -> bool:
@@ -306,6 +308,7 @@ def load_report(path: str | os.PathLike[str]) -> RunReport:
         notes=notes,
         warnings=warnings,
         conclusion=conclusion,
+        ceiling=next((r for r in reversed(records) if r["type"] == "ceiling"), None),
     )
 
 
