@@ -10,12 +10,12 @@ A probe is judged on its *steady part*: after its first statistics bin (the burs
 sends), without the bins where the client stalled (`steady_part`). It is throttled when DynamoDB refused more than
 `THROTTLE_SHARE` of the precision of the steady sends. A clean probe proves less than its rate: DynamoDB lets a
 burst through before it throttles (at most `burst` seconds of the ceiling,
-`dynlocust.scenario.model.burst_seconds`), so a probe of `window` seconds at rate R, a share s of it not sent and
-a share f of the rest refused, shows only that the ceiling is at least `R * (1 - s) * (1 - f) * window / (window
-+ burst)`: the bracket's `low`. The scenario format requires `window >= 4 * burst / precision`, so a clean
-probe hides at most a quarter of the precision and the bracket can close. The bisection runs between the highest
-clean rate and the lowest throttled one, so every probe narrows it. A throttled probe proves the ceiling is below R (with the burst spent, nothing below the
-ceiling is refused).
+`dynlocust.scenario.model.burst_seconds`), so a probe of `window` seconds at rate R, a share s of it not sent and a
+share f of the rest refused, shows only that the ceiling is at least `R * (1 - s) * (1 - f) * window / (window +
+burst)`: the bracket's `low`. The scenario format requires `window >= 4 * burst / precision`, so a clean probe hides
+at most a quarter of the precision and the bracket can close. The bisection runs between the highest clean rate and
+the lowest throttled one, so every probe narrows it. A throttled probe proves the ceiling is below R (with the burst
+spent, nothing below the ceiling is refused).
 
 Pure: no clock, no I/O. `FleetMerge` feeds it each merged window and hands the workers the next rate.
 """
