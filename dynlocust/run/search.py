@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from dynlocust.run.tally import WindowStats
 from dynlocust.run.verdict import Verdict
-from dynlocust.scenario.model import Scenario, Search, burst_seconds
+from dynlocust.scenario.model import LocalTarget, Scenario, Search, burst_seconds
 
 Outcome = Literal["clean", "throttled", "client-bound", "unjudged"]
 Stopped = Literal["precision", "max_windows", "client-bound", "unjudged", "inconsistent"]
@@ -133,6 +133,8 @@ class CeilingSearch:
     """Wall-clock seconds of the longest burst the target lets through (`dynlocust.scenario.model.burst_seconds`)."""
     tables: tuple[str, ...] = ()
     """The tables the probed operations address (the resource when no index's limit refused the probes)."""
+    capacity_scale: float | None = None
+    """The embedded endpoint's capacity scale, when the search ran against it (None: a remote target)."""
     probes: list[Probe] = field(default_factory=list)
     low: float | None = None
     high: float | None = None
@@ -244,6 +246,7 @@ class CeilingSearch:
             "precision": self.search.precision,
             "window_s": self.search.window,
             "burst_s": self.burst,
+            "capacity_scale": self.capacity_scale,
             "probes": [p.to_dict() for p in self.probes],
         }
 
@@ -253,7 +256,9 @@ def new_search(scenario: Scenario) -> CeilingSearch | None:
     if scenario.search is None:
         return None
     tables = tuple(dict.fromkeys(o.table for o in scenario.workload.operations))
-    return CeilingSearch(scenario.search, burst_seconds(scenario.target), tables)
+    target = scenario.target
+    scale = target.capacity_scale if isinstance(target, LocalTarget) else None
+    return CeilingSearch(scenario.search, burst_seconds(target), tables, capacity_scale=scale)
 
 
 def bracket_text(search: CeilingSearch) -> str:
