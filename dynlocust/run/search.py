@@ -100,6 +100,9 @@ class Probe:
     outcome: Outcome
     reasons: tuple[str, ...] = ()
     resources: tuple[str, ...] = ()
+    low: float | None = None
+    high: float | None = None
+    """The bracket once this probe was taken (what the report draws)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -108,6 +111,8 @@ class Probe:
             "outcome": self.outcome,
             "reasons": list(self.reasons),
             "resources": list(self.resources),
+            "low": self.low,
+            "high": self.high,
         }
 
 
@@ -183,7 +188,6 @@ class CeilingSearch:
         outcome = outcome_of(verdict, steady, THROTTLE_SHARE * precision, precision)
         if outcome != "throttled":
             reasons, resources = (), ()
-        self.probes.append(Probe(index, rate, outcome, reasons, resources))
         if outcome == "clean":
             sent_share = (1.0 - steady.refused) * (1.0 - steady.shortfall) if steady is not None else 1.0
             proven = rate * sent_share * self.steady_share
@@ -191,7 +195,8 @@ class CeilingSearch:
             self.clean = rate if self.clean is None else max(self.clean, rate)
         elif outcome == "throttled":
             self.high = rate if self.high is None else min(self.high, rate)
-        else:
+        self.probes.append(Probe(index, rate, outcome, reasons, resources, self.low, self.high))
+        if outcome == "client-bound" or outcome == "unjudged":
             self.stopped = outcome
             return
         width = self.width
