@@ -256,11 +256,11 @@ class FleetMerge:
         if self.search is not None:
             self._next_probe(index, stats if observed else None, closed)
         try:
-            self.output.window_closed(closed, len(self.plan.windows), self._seconds_left(), missing)
+            self.output.window_closed(closed, len(self.plan.windows), self.seconds_left(), missing)
         except ResultsError as exc:
             self._results_failed(exc)
 
-    def _seconds_left(self) -> float:
+    def seconds_left(self) -> float:
         """Until the plan's end; a search's undecided probes have no times yet: at most their windows' length."""
         if self.search is None:
             return self.plan.end - self.clock()

@@ -13,20 +13,25 @@ below the ceiling (measured: probes at 180-190/s throttled). At 4 the burst (0.2
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import socket
 import subprocess
 import sys
+import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from dynlocust.cost import US_EAST_1
 from dynlocust.exit_codes import ExitCode
 from dynlocust.local.embedded import LocalEndpoint
 from dynlocust.run.results import read_results
+from tests.support import webui
 from tests.support.runs import ROOT, RunResult, run_dynlocust
 from tests.support.scenarios import scenario_yaml
 
@@ -74,6 +79,33 @@ def test_a_read_search_brackets_the_models_read_ceiling(tmp_path: Path) -> None:
     result = run_dynlocust("find-read-ceiling", tmp_path, *SHRINK, timeout=420)
     record = check_search(result, READ_CEILING, 4000 * 0.05)
     assert record["operation"] == "read" and record["reasons"] == ["TableReadKeyRangeThroughputExceeded"]
+    check_plan_and_report(tmp_path / "test-run")
+
+
+def check_plan_and_report(run_dir: Path) -> None:
+    """`dynlocust plan` on the read search's results, its figures computed here by hand from the price table: a
+    strongly consistent read of a 1 KB item is 1 read unit; at 8,000 reads/s the on-demand maximum is +25 %, the
+    provisioned units are over a 70 % target, a month is 30 days."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "dynlocust.cli", "plan", str(run_dir), "--target", "8000/s"],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "units per request: 1.000 read, 0.000 write" in out, out
+    provisioned = math.ceil(8000 / 0.7)  # 11,429
+    assert "OnDemandThroughput maximum 10,000 read / 0 write units/s" in out
+    assert "WarmThroughput before launch 12,000 read / 0 write units/s" in out  # the new table's own 12,000
+    assert f"provisioned: {provisioned:,} read / 0 write units/s" in out
+    month = 8000 * 30 * 86400 * US_EAST_1.read_per_million / 1e6  # $2,592.00
+    provisioned_month = provisioned * US_EAST_1.read_unit_hour * 720  # $1,069.75
+    assert f"${US_EAST_1.read_per_million:,.4f} per million requests on demand" in out
+    assert f"${month:,.2f} on demand, ${provisioned_month:,.2f} provisioned" in out
+    assert f"prices as of {US_EAST_1.as_of}" in out
+    assert "capacity_scale 0.05" in out  # the caveat: these are the embedded endpoint's figures
+    html = (run_dir / "report" / "report.html").read_text()
+    assert '<table id="probes">' in html and '<ul id="capacity-plan">' in html
+    assert "ceiling low/s" in html and "ceiling high/s" in html  # the bracket on the throughput chart
 
 
 @pytest.mark.slow
@@ -150,3 +182,25 @@ def test_a_master_and_two_workers_find_the_same_ceiling(endpoint: LocalEndpoint,
         assert sorted(window["workers"]) == ["0", "1"] and not window["missing_workers"]
         offered = [share["offered"] for share in window["workers"].values()]
         assert abs(offered[0] - offered[1]) <= 1 and sum(offered) == round(window["target_rate"] * 37.5)
+
+
+@pytest.mark.slow
+def test_the_web_uis_dynamodb_tab_follows_the_search_live(tmp_path: Path) -> None:
+    """The tab's status line says the bracket while the search runs; its rows show decided probes only."""
+    text = FLEET_SEARCH.replace("precision: 0.03, window: 37.5s", "precision: 0.1, window: 12s, max_windows: 4")
+    seen: list[str] = []
+    with webui.web_locust(tmp_path, text, "--autostart") as web:
+        deadline = time.monotonic() + 150
+        while time.monotonic() < deadline:
+            with urllib.request.urlopen(web.url + "/dynamodb/state.json", timeout=5) as response:
+                state = json.load(response)
+            status = (state.get("run") or {}).get("status", "")
+            if "search: ceiling in [" in status and status not in seen:
+                seen.append(status)
+                rates = [row["target"] for row in state["windows"]]
+                assert "0" not in rates, rates  # no undecided probe shown as a rate of 0
+            if (state.get("run") or {}).get("stage") == "finished":
+                break
+            time.sleep(0.5)
+    assert any("probing 75.0/s" in s for s in seen), seen  # the second probe, decided from the first
+    assert any("probing 112.5/s" in s for s in seen), seen  # and the third: the tab followed without a reload
