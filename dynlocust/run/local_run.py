@@ -119,12 +119,9 @@ class LocalRun:
         windows = [w for w in self.plan.windows if w.index >= from_window]
         weights = [1.0] * share_count
         segments = [split_segment(w.index, w.start, w.duration, w.rate, weights)[share_index] for w in windows]
-        if not self.pacer.replan(segments):
+        if not self._reschedule(segments):
             log.error("could not take a new share from window %d: it has already started", from_window)
             return False
-        for segment in segments:
-            self.segments[segment.index] = segment
-            self.book.replace(WindowStats.for_segment(segment, bin_seconds=self.scenario.bin))
         self.share_count, self.share_index = share_count, share_index
         self._take_share()  # ceilings follow the new share
         return True
@@ -137,14 +134,20 @@ class LocalRun:
         segments = [
             split_segment(w.index, w.start, w.duration, w.rate, weights)[self.share_index] for w in plan.windows[index:]
         ]
-        if not self.pacer.replan(segments):
+        if not self._reschedule(segments):
             log.error("could not take probe window %d: it has already started", index + 1)
             return False
         self.plan = plan
+        self.decided = max(self.decided, index + 1)
+        return True
+
+    def _reschedule(self, segments: list[Segment]) -> bool:
+        """Pace and count `segments` from the first of them on; False, changing nothing, when it has started."""
+        if not self.pacer.replan(segments):
+            return False
         for segment in segments:
             self.segments[segment.index] = segment
             self.book.replace(WindowStats.for_segment(segment, bin_seconds=self.scenario.bin))
-        self.decided = max(self.decided, index + 1)
         return True
 
     def end_search(self, windows: int) -> None:
@@ -157,9 +160,10 @@ class LocalRun:
     def _take_share(self) -> None:
         """This process's share of the run's ceilings, and the request limit it gives (once per share, not per send);
         a search plans for its highest rates, so its share is its part of the fleet."""
-        planned = self.plan.total_requests
-        share = sum(seg.count for seg in self.segments) / max(1, planned)
-        self._ceiling_share = 1.0 / self.share_count if self.searching else share
+        if self.searching:
+            self._ceiling_share = 1.0 / self.share_count
+        else:
+            self._ceiling_share = sum(seg.count for seg in self.segments) / max(1, self.plan.total_requests)
         self._request_limit = math.ceil(self.request_ceiling * self._ceiling_share)
 
     def wait(self, timeout: float | None = None) -> None:
