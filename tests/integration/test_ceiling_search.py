@@ -67,6 +67,7 @@ def check_search(result: RunResult, ceiling: float, start: float) -> dict[str, A
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(720)
 def test_a_write_search_brackets_the_models_ceiling(tmp_path: Path) -> None:
     result = run_dynlocust("find-write-ceiling", tmp_path, *SHRINK, timeout=420)
     record = check_search(result, WRITE_CEILING, 1000 * 0.05)
@@ -75,6 +76,7 @@ def test_a_write_search_brackets_the_models_ceiling(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(720)
 def test_a_read_search_brackets_the_models_read_ceiling(tmp_path: Path) -> None:
     result = run_dynlocust("find-read-ceiling", tmp_path, *SHRINK, timeout=420)
     record = check_search(result, READ_CEILING, 4000 * 0.05)
@@ -143,6 +145,7 @@ def endpoint() -> Iterator[LocalEndpoint]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(720)
 def test_a_master_and_two_workers_find_the_same_ceiling(endpoint: LocalEndpoint, tmp_path: Path) -> None:
     """The master's search decides each probe from the merged window and hands each worker half of it."""
     scenario = tmp_path / "fleet-search.yaml"
