@@ -30,7 +30,7 @@ from dynlocust.run.tally import WindowStats
 from dynlocust.run.verdict import Verdict
 from dynlocust.scenario.model import LocalTarget, Scenario, Search, burst_seconds
 
-Outcome = Literal["clean", "throttled", "client-bound", "unjudged"]
+Outcome = Literal["clean", "throttled", "client-bound", "partial", "unjudged"]
 Stopped = Literal["precision", "max_windows", "client-bound", "unjudged", "inconsistent"]
 
 
@@ -80,8 +80,11 @@ def outcome_of(verdict: Verdict, steady: Steady | None, threshold: float, precis
     """What a probe's verdict says about the ceiling. Throttles in the steady part above `threshold` of its sends
     mean DynamoDB refused load the client offered (if the client offered less than planned, the ceiling is lower
     still). A client-bound window otherwise proves nothing about DynamoDB, unless the client sent all but less
-    than `precision` of the window: then what it sent was accepted, a clean probe at the rate it did offer. Errors,
-    a partial window or one not run cannot be judged; the rest is clean."""
+    than `precision` of the window: then what it sent was accepted, a clean probe at the rate it did offer. A
+    partial window (a worker lost or late) is probed again; errors or a window not run cannot be judged; the rest
+    is clean."""
+    if verdict.label == "partial" and verdict.ran > 0:
+        return "partial"  # a worker lost or late: the probe is played again once its share is re-balanced
     if "partial" in verdict.labels or verdict.label in ("not-run", "errors"):
         return "unjudged"
     if "throttled" in verdict.labels and steady is not None and steady.throttled_share > threshold:
@@ -163,9 +166,11 @@ class CeilingSearch:
         """The rate of the next probe (the search has not stopped)."""
         if not self.probes:
             return self.search.start
+        if self.probes[-1].outcome == "partial":
+            return self.probes[-1].rate
         if self.clean is not None and self.high is not None:
             return (self.clean + self.high) / 2
-        last = self.probes[-1].rate
+        last = next(p.rate for p in reversed(self.probes) if p.outcome != "partial")
         return last / self.search.factor if self.clean is None else last * self.search.factor
 
     def observe_window(self, index: int, rate: float, verdict: Verdict, stats: WindowStats | None) -> None:

@@ -108,7 +108,8 @@ def test_sporadic_throttles_in_the_steady_part_are_not_the_ceiling() -> None:
     assert outcome_of(Verdict(("throttled",)), Steady(2000, 30, 0.015), 0.005) == "throttled"
     assert outcome_of(Verdict(("throttled", "client-bound")), Steady(2000, 30, 0.015), 0.005) == "throttled"
     assert outcome_of(Verdict(("client-bound", "throttled")), Steady(2000, 1, 0.0), 0.005) == "client-bound"
-    assert outcome_of(Verdict(("partial", "throttled")), Steady(2000, 30, 0.015), 0.005) == "unjudged"
+    assert outcome_of(Verdict(("partial", "throttled"), ran=0.6), Steady(2000, 30, 0.015), 0.005) == "partial"
+    assert outcome_of(Verdict(("not-run",), ran=0.0), None, 0.005) == "unjudged"
     assert outcome_of(Verdict(("errors",)), Steady(2000, 0, 0.0), 0.005) == "unjudged"
 
 
@@ -129,3 +130,13 @@ def test_a_client_that_sent_nearly_all_its_sends_still_probed() -> None:
     assert state.low == pytest.approx(50.0 * 735 / 750 * 15 / 15.1)
     state.observe(1, 75.0, Verdict(("client-bound",), reasons=("dropped",)), Steady(700, 0, 0.0, 0.25))
     assert state.stopped == "client-bound"
+
+
+def test_a_partial_probe_is_played_again() -> None:
+    """A worker lost mid-probe: the window is partial, the fleet re-balances, and the same rate is probed again."""
+    state = CeilingSearch(Search(start=100.0, window=30.0, max_windows=5), burst=0.1)
+    state.observe(0, 100.0, OK, Steady(3000, 0, 0.0))
+    state.observe(1, 150.0, Verdict(("partial",), ran=0.5), Steady(2000, 0, 0.0))
+    assert state.stopped is None and state.next_rate() == 150.0 and state.clean == 100.0
+    state.observe(2, 150.0, OK, Steady(4500, 0, 0.0))
+    assert state.next_rate() == 225.0
