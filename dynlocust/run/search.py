@@ -251,6 +251,7 @@ class CeilingSearch:
             "limited_by": self.limited_by,
             "reasons": [r for r, _ in reasons.most_common()],
             "resource": resource,
+            "resource_kind": "index" if indexes else "table",
             "windows": len(self.probes),
             "stopped": self.stopped,
             "precision": self.search.precision,
@@ -293,10 +294,11 @@ def sentence(record: dict[str, Any]) -> str:
     if record["limited_by"] != "dynamodb" or record["low"] is None:
         sustained = f"; it sustained {record['low']:,.0f}/s" if record["low"] is not None else ""
         why = "stopped after max_windows" if record["stopped"] == "max_windows" else f"stopped ({record['stopped']})"
-        return f"No {kind} found: no probe was both clean and throttled-bracketed ({why}{sustained})."
+        return f"No {kind} found: no probe was throttled ({why}{sustained})."
     reasons = f", {', '.join(record['reasons'])}" if record["reasons"] else ""
     stopped = "" if record["stopped"] == "precision" else f"; stopped by {record['stopped']} before the precision"
+    resource = f"{record.get('resource_kind', 'table')} {record['resource']}"
     return (
-        f"DynamoDB's {kind} for {record['resource']} is {record['rate']:,.0f}/s (between {record['low']:,.0f} and "
+        f"DynamoDB's {kind} for {resource} is {record['rate']:,.0f}/s (between {record['low']:,.0f} and "
         f"{record['high']:,.0f}{reasons}), {found}{stopped}."
     )

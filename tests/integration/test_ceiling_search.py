@@ -72,7 +72,7 @@ def test_a_write_search_brackets_the_models_ceiling(tmp_path: Path) -> None:
     result = run_dynlocust("find-write-ceiling", tmp_path, *SHRINK, timeout=420)
     record = check_search(result, WRITE_CEILING, 1000 * 0.05)
     assert record["operation"] == "write" and record["reasons"] == ["TableWriteKeyRangeThroughputExceeded"]
-    assert "DynamoDB's write ceiling for ceiling is " in result.stdout
+    assert "DynamoDB's write ceiling for table ceiling is " in result.stdout
 
 
 @pytest.mark.slow

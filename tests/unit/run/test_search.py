@@ -118,7 +118,7 @@ def test_the_sentence_reads_like_the_issue() -> None:
     state.observe(0, 4170.0, THROTTLED, Steady(450_000, 4_000, 0.01), ("TableWriteKeyRangeThroughputExceeded",))
     state.observe(1, 4124.0, OK, Steady(450_000, 0, 0.0))
     text = sentence(state.record())
-    assert text.startswith("DynamoDB's write ceiling for orders is 4,130/s (between 4,090 and 4,170, ")
+    assert text.startswith("DynamoDB's write ceiling for table orders is 4,130/s (between 4,090 and 4,170, ")
     assert "TableWriteKeyRangeThroughputExceeded), found in 2 windows" in text
 
 
