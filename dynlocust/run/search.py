@@ -294,7 +294,8 @@ def sentence(record: dict[str, Any]) -> str:
     if record["limited_by"] != "dynamodb" or record["low"] is None:
         sustained = f"; it sustained {record['low']:,.0f}/s" if record["low"] is not None else ""
         why = "stopped after max_windows" if record["stopped"] == "max_windows" else f"stopped ({record['stopped']})"
-        return f"No {kind} found: no probe was throttled ({why}{sustained})."
+        missing = "was throttled" if record["high"] is None else "was clean"
+        return f"No {kind} found: no probe {missing} ({why}{sustained})."
     reasons = f", {', '.join(record['reasons'])}" if record["reasons"] else ""
     stopped = "" if record["stopped"] == "precision" else f"; stopped by {record['stopped']} before the precision"
     resource = f"{record.get('resource_kind', 'table')} {record['resource']}"
