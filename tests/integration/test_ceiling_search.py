@@ -97,7 +97,7 @@ def check_plan_and_report(run_dir: Path) -> None:
     assert "units per request: 1.000 read, 0.000 write" in out, out
     provisioned = math.ceil(8000 / 0.7)  # 11,429
     assert "OnDemandThroughput maximum 10,000 read / 0 write units/s" in out
-    assert "WarmThroughput before launch 12,000 read / 0 write units/s" in out  # the new table's own 12,000
+    assert "WarmThroughput before launch 12,000 read / 4,000 write units/s" in out  # a new table's own suffice
     assert f"provisioned: {provisioned:,} read / 0 write units/s" in out
     month = 8000 * 30 * 86400 * US_EAST_1.read_per_million / 1e6  # $2,592.00
     provisioned_month = provisioned * US_EAST_1.read_unit_hour * 720  # $1,069.75
