@@ -111,7 +111,7 @@ def _caveats(ceiling: Mapping[str, Any], windows: Sequence[Mapping[str, Any]], r
             "what this fleet offered; plan from a run with more workers"
         )
     elif ceiling.get("limited_by") != "dynamodb":
-        out.append("no probe was throttled: the ceiling is above every rate offered")
+        out.append(f"the search found no ceiling (stopped: {ceiling.get('stopped')}): planned at what it sustained")
     reasons = [str(r) for r in ceiling.get("reasons") or ()]
     if any(r.startswith("Index") for r in reasons):
         out.append(f"GSI back-pressure: an index's limit throttled the table's writes ({', '.join(reasons)})")

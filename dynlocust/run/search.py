@@ -213,16 +213,16 @@ class CeilingSearch:
             self.stopped = "max_windows"
 
     @property
-    def limited_by(self) -> str | None:
-        """`dynamodb` once a probe was throttled, `client` when the fleet could not offer a probe's rate."""
-        if self.stopped == "client-bound":
-            return "client"
-        return "dynamodb" if self.high is not None else None
+    def found(self) -> bool:
+        """A ceiling was bracketed (a clean and a throttled probe), and the search stopped by its own rule."""
+        return self.low is not None and self.high is not None and self.stopped in ("precision", "max_windows")
 
     @property
-    def found(self) -> bool:
-        """A ceiling was bracketed by DynamoDB's throttles, and the fleet offered every probe."""
-        return self.limited_by == "dynamodb" and self.low is not None and self.stopped in ("precision", "max_windows")
+    def limited_by(self) -> str | None:
+        """`dynamodb` when a ceiling was found, `client` when the fleet could not offer a probe's rate, else None."""
+        if self.stopped == "client-bound":
+            return "client"
+        return "dynamodb" if self.found else None
 
     @property
     def rate(self) -> float | None:
