@@ -3,6 +3,9 @@
 Pure functions, no I/O, no clock: the master picks T0 and sends it; every worker rebuilds the same plan from the
 same scenario and T0, so windows line up by index across the fleet. A window plans `half_up(rate * duration)`
 requests, the pacer's own rounding; each worker's share of a window is `dynlocust.run.pacing.split_segment`'s.
+A ceiling search's plan knows its first probe only: the others are *undecided* (rate 0, a day ahead) until the
+merge decides each from the last merged window (`Plan.with_probe`) and hands every process the same start and
+rate, so the windows still line up by index.
 """
 
 from __future__ import annotations
