@@ -31,6 +31,7 @@ from dynlocust.cost import US_EAST_1
 from dynlocust.exit_codes import ExitCode
 from dynlocust.local.embedded import LocalEndpoint
 from dynlocust.run.results import read_results
+from dynlocust.scenario.plan import half_up
 from tests.support import webui
 from tests.support.runs import ROOT, RunResult, run_dynlocust
 from tests.support.scenarios import scenario_yaml
@@ -184,7 +185,7 @@ def test_a_master_and_two_workers_find_the_same_ceiling(endpoint: LocalEndpoint,
     for window in windows:  # every probe was played by both workers, half each
         assert sorted(window["workers"]) == ["0", "1"] and not window["missing_workers"]
         offered = [share["offered"] for share in window["workers"].values()]
-        assert abs(offered[0] - offered[1]) <= 1 and sum(offered) == round(window["target_rate"] * 37.5)
+        assert abs(offered[0] - offered[1]) <= 1 and sum(offered) == half_up(window["target_rate"] * 37.5)
 
 
 @pytest.mark.slow
