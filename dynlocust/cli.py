@@ -175,6 +175,12 @@ def _report(args: argparse.Namespace, passthrough: list[str]) -> int:
     return report_main(passthrough)
 
 
+def _plan(args: argparse.Namespace, passthrough: list[str]) -> int:
+    from dynlocust.observe.plan import main as plan_main
+
+    return plan_main(passthrough)
+
+
 def _compare(args: argparse.Namespace, passthrough: list[str]) -> int:
     from dynlocust.plugin.compare import main as compare_main
 
@@ -329,6 +335,10 @@ def build_parser() -> argparse.ArgumentParser:
         "report", help="rebuild the HTML, Markdown, CSV and PNG reports of a results file", add_help=False
     )
     report.set_defaults(handler=_report)
+    plan = commands.add_parser(
+        "plan", help="a capacity plan from a ceiling search's results (units, settings, cost)", add_help=False
+    )
+    plan.set_defaults(handler=_plan)
     compare = commands.add_parser(
         "compare", help="time the mapper against the raw client, operation by operation", add_help=False
     )

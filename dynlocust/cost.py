@@ -13,6 +13,13 @@ class Prices:
     read_per_million: float = 0.125
     write_unit_hour: float = 0.00065
     read_unit_hour: float = 0.00013
+    as_of: str = "2024-11-01"
+    """The date these prices took effect: prices change, so a plan built on them prints it."""
+    source: str = (
+        "Amazon DynamoDB pricing, us-east-1, Standard table class (aws.amazon.com/dynamodb/pricing): on-demand "
+        "$0.625 per million write request units and $0.125 per million read request units since the price "
+        "reduction of 1 November 2024; provisioned $0.00065 per WCU-hour and $0.00013 per RCU-hour"
+    )
 
 
 US_EAST_1 = Prices()

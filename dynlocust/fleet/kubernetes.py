@@ -249,7 +249,7 @@ def render(opts: RenderOptions) -> list[dict[str, Any]]:
     """Every document of the fleet, checked: the fleet first (in apply order), the two monitors last."""
     from dynlocust.scenario import load_scenario
     from dynlocust.scenario.model import RemoteTarget
-    from dynlocust.scenario.plan import build_plan
+    from dynlocust.scenario.plan import worst_case_plan
 
     if opts.workers < 1:
         raise ManifestError(f"--workers: expected at least 1, found {opts.workers}")
@@ -274,7 +274,7 @@ def render(opts: RenderOptions) -> list[dict[str, Any]]:
     scenario = load_scenario(str(opts.scenario_path))
     text = opts.scenario_path.read_text()
     target_region = scenario.target.region if isinstance(scenario.target, RemoteTarget) else None
-    planned = float(build_plan(scenario, t0=0.0).total_duration)
+    planned = float(worst_case_plan(scenario, t0=0.0).total_duration)
     fleet = _Fleet(
         opts,
         scenario_name=scenario.name,

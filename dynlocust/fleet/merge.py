@@ -17,6 +17,8 @@ Locust custom messages between master and workers (all payloads are plain dicts,
 - `dynlocust:done` worker -> master: the worker's totals once its schedule is over.
 - `dynlocust:hello` worker -> master: sent once its handlers are registered; a worker that says hello to a running
   fleet joins it from the next window that starts far enough ahead.
+- `dynlocust:probe` master -> worker: a ceiling search's next probe (`index`, `start`, the fleet's `rate`: each
+  worker takes its share), or `end`: the search stopped after that many windows.
 - `dynlocust:replan` master -> worker: after a worker is lost, the survivors' new shares from a window not yet
   started on (the lost share is re-balanced, and the windows from there on are whole again).
 """
@@ -40,6 +42,8 @@ from dynlocust.observe.conclusion import Conclusion, conclude
 from dynlocust.run.closed_window import ClosedWindow
 from dynlocust.run.results import ResultsError, ResultsWriter
 from dynlocust.run.saturation import Saturation, Thresholds
+from dynlocust.run.search import CeilingSearch, bracket_text
+from dynlocust.run.search import sentence as search_sentence
 from dynlocust.run.table_state import TableStatePoller
 from dynlocust.run.tally import WindowError, WindowStats
 from dynlocust.scenario.model import Scenario
@@ -51,6 +55,7 @@ WINDOW = "dynlocust:window"
 DONE = "dynlocust:done"
 REPLAN = "dynlocust:replan"
 HELLO = "dynlocust:hello"
+PROBE = "dynlocust:probe"
 
 
 CLOCK_SKEW_LIMIT = 0.05
@@ -104,6 +109,14 @@ class FleetMerge:
     """The window table and conclusion are printed by `dynlocust.plugin.epilogue`, last, after Locust's own tables."""
     table_states: TableStatePoller | None = None
     """The poll of the tables' state at each window's end (master or standalone): a window waits for its poll."""
+    search: CeilingSearch | None = None
+    """A ceiling search's state: each merged window's verdict decides the next probe (`dynlocust.run.search`)."""
+    on_probe: Callable[[int, float, float], None] = lambda index, start, rate: None
+    """Hands the next probe (window index, start, the fleet's rate) to the workers, or to the local run."""
+    on_search_end: Callable[[int], None] = lambda windows: None
+    """Tells the workers, or the local run, that the search stopped after `windows` probes."""
+    probe_lead: float = 0.25
+    """Seconds between deciding a probe and its start: the decision must reach every worker first."""
 
     @property
     def judge(self) -> WindowJudge:
@@ -115,8 +128,11 @@ class FleetMerge:
 
     def start(self, **run_fields: Any) -> None:
         """Write the run record; one that cannot be written (a full disk) finishes the run failed at once."""
+        if self.search is not None:  # its probes after the first are not planned yet: the record says so
+            run_fields["search"] = dataclasses.asdict(self.search.search)
+        plan = self.plan if self.search is None else self.plan.truncated(1)
         try:
-            self.output.run_started(self.scenario, self.plan, self.worker_count, **run_fields)
+            self.output.run_started(self.scenario, plan, self.worker_count, **run_fields)
         except ResultsError as exc:
             self._results_failed(exc)
 
@@ -242,10 +258,59 @@ class FleetMerge:
         if index == 0:
             self.warm = warm_check.check(self.scenario, stats)
         self.closed.append(closed.settled())  # a long run keeps each window's figures, not its histograms
+        if self.search is not None:
+            self._next_probe(index, stats if observed else None, closed)
         try:
-            self.output.window_closed(closed, len(self.plan.windows), self.plan.end - self.clock(), missing)
+            self.output.window_closed(closed, len(self.plan.windows), self.seconds_left(), missing)
         except ResultsError as exc:
             self._results_failed(exc)
+
+    def seconds_left(self) -> float:
+        """Until the plan's end; a search's undecided probes have no times yet: at most their windows' length."""
+        if self.search is None:
+            return self.plan.end - self.clock()
+        return sum(w.duration for w in self.plan.windows[len(self.closed) :])
+
+    def _next_probe(self, index: int, stats: WindowStats | None, closed: ClosedWindow) -> None:
+        """The search takes probe `index`'s merged verdict, then decides the next probe or ends the plan."""
+        search = self.search
+        assert search is not None and closed.verdict_detail is not None
+        window = self.plan.windows[index]
+        search.observe_window(index, window.rate, closed.verdict_detail, stats)
+        probe = search.probes[-1]
+        seen = f"probe {index + 1} at {window.rate:,.1f}/s: {probe.outcome}"
+        if search.stopped is None and self.abort_reason is None and index + 1 < len(self.plan.windows):
+            cooldown = self.scenario.search.cooldown if self.scenario.search is not None else 0.0
+            start = max(window.end + cooldown, self.clock() + self.probe_lead)
+            rate = search.next_rate()
+            self.plan = self.plan.with_probe(index + 1, start, rate)
+            self._follow_plan()
+            self.output.note(f"search: {seen}; {bracket_text(search)}; next {rate:,.1f}/s")
+            self.on_probe(index + 1, start, rate)
+            return
+        self.plan = self.plan.truncated(index + 1)
+        self._follow_plan()
+        self.output.note(f"search: {seen}; {bracket_text(search)}; stopped ({search.stopped or 'the run stopped'})")
+        self.on_search_end(index + 1)
+
+    def _follow_plan(self) -> None:
+        """The table-state polls follow a search's re-timed windows."""
+        if self.table_states is not None:
+            self.table_states.boundaries = tuple(w.end for w in self.plan.windows)
+
+    def _end_search(self, code: ExitCode) -> ExitCode:
+        """Write the search's `ceiling` record; a search that found no ceiling DynamoDB set is inconclusive (8)."""
+        assert self.search is not None
+        if self.search.stopped is None and not self.search.found:
+            self.search.stopped = "unjudged"  # the run stopped (a ceiling, a signal) before the search did
+        try:
+            self.results.write(self.search.record())
+        except ResultsError as exc:
+            self._results_failed(exc)
+            return ExitCode(worst([code, ExitCode.FAILED]))
+        if self.search.found:
+            return code
+        return ExitCode(worst([code, ExitCode.INCONCLUSIVE]))
 
     def _results_failed(self, exc: ResultsError) -> None:
         """A record could not be written whole: the run stops now (teardown runs) and fails, naming the path."""
@@ -270,6 +335,11 @@ class FleetMerge:
         self.exit_code = code
         totals = {key: sum(d.get(key, 0) for d in self.done.values()) for key in ("sent", "read_units", "write_units")}
         conclusion = conclude(self.records)
+        if self.search is not None:
+            code = self._end_search(code)
+            conclusion = dataclasses.replace(
+                conclusion, text=f"{search_sentence(self.search.record())} {conclusion.text}"
+            )
         if warm:
             conclusion = dataclasses.replace(conclusion, text=f"{conclusion.text} {warm_check.sentence(warm)}")
         self.conclusion = conclusion

@@ -40,6 +40,7 @@ from dynlocust.request.client import REQUEST_TYPE
 from dynlocust.request.outcomes import THROTTLED
 from dynlocust.request.record import RequestRecord
 from dynlocust.run.saturation import REASONS, Saturation
+from dynlocust.run.search import CeilingSearch
 
 log = logging.getLogger(__name__)
 
@@ -280,6 +281,7 @@ class Metrics:
         registry: CollectorRegistry = REGISTRY,
         *,
         run_source: Callable[[], Any] = lambda: None,
+        search_source: Callable[[], CeilingSearch | None] = lambda: None,
         worker: str = "0",
         prices: Prices = US_EAST_1,
         clock: Callable[[], float] = time.time,
@@ -290,6 +292,8 @@ class Metrics:
         self.workers: dict[str, WorkerGauges] = {}
         self.worker = worker
         self.run_source = run_source
+        self.search_source = search_source
+        """The current ceiling search (master or standalone), whose bracket is a gauge."""
         self.prices = prices
         self.clock = clock
         self.scrapes: list[float] = []
@@ -518,6 +522,7 @@ class Metrics:
         yield client_bound
         yield from _client_evidence(workers)
         yield GaugeMetricFamily("dynlocust_workers", "Processes generating load.", value=len(workers))
+        yield from _bracket(self.search_source())
         current = max(gauges, key=lambda g: g.window, default=None)
         yield GaugeMetricFamily(
             "dynlocust_window_index",
@@ -538,6 +543,24 @@ def _observe(histograms: dict[Labels, list[float]], key: Labels, seconds: float)
         histogram = histograms[key] = [0.0] * (len(DURATION_BUCKETS) + 2)
     histogram[bisect.bisect_left(DURATION_BUCKETS, seconds)] += 1.0
     histogram[-1] += seconds
+
+
+def _bracket(search: CeilingSearch | None) -> Iterator[Metric]:
+    """The ceiling search's bracket so far: its low and high ends (once known) and the next probe's rate."""
+    family = GaugeMetricFamily(
+        "dynlocust_ceiling_bracket",
+        "A ceiling search's bracket in requests/s: bound=low (proved sustained), high (lowest throttled), next "
+        "(the probe being offered, until the search stops).",
+        labels=["bound"],
+    )
+    if search is not None:
+        if search.low is not None:
+            family.add_metric(["low"], search.low)
+        if search.high is not None:
+            family.add_metric(["high"], search.high)
+        if search.stopped is None:
+            family.add_metric(["next"], search.next_rate())
+    yield family
 
 
 class _Collector:

@@ -41,6 +41,10 @@ START_LEAD = 1.0
 """Seconds between the end of set-up and T0 in a standalone run: every user is waiting when the first send is due."""
 FLEET_START_LEAD = 3.0
 """The same for a fleet: the plan must reach every worker, and their users be spawned, before T0."""
+PROBE_LEAD = 0.25
+"""Seconds between a search's decision and its next probe in one process: the run's users take it at once."""
+FLEET_PROBE_LEAD = 1.0
+"""The same for a fleet: the `dynlocust:probe` message must reach every worker before the probe starts."""
 REPLAN_LEAD = 2.0
 """Seconds ahead a re-balanced share must start: the message must reach every survivor before that window."""
 
@@ -53,6 +57,8 @@ class Role:
     """Sets up runs: tables, T0, results and teardown (a worker only plays the share it is handed)."""
     is_fleet: ClassVar[bool] = False
     start_lead: ClassVar[float] = START_LEAD
+    probe_lead: ClassVar[float] = PROBE_LEAD
+    """Seconds between a search deciding its next probe and the probe's start."""
 
     def __init__(self, environment: Environment) -> None:
         self.environment = environment
@@ -120,6 +126,12 @@ class Standalone(Role):
             on_done=lambda totals: report.worker_done(0, totals),
             thresholds=state.settings.thresholds,
         )
+        local = run.run
+
+        def probe(index: int, start: float, rate: float) -> None:
+            local.set_probe(index, start, rate)
+
+        report.on_probe, report.on_search_end = probe, local.end_search
         run.run.start()
         safety.watch(self.environment, run)
 
@@ -128,6 +140,7 @@ class Master(Role):
     name = "master"
     is_fleet = True
     start_lead = FLEET_START_LEAD
+    probe_lead = FLEET_PROBE_LEAD
 
     @property
     def runner(self) -> MasterRunner:
@@ -153,7 +166,18 @@ class Master(Role):
         run.t0 = t0
         for index, client_id in enumerate(run.workers):
             self.runner.send_message(merge.PLAN, self.plan_message(run, index), client_id=client_id)
+        report = run.report
+        assert report is not None
+        report.on_probe = lambda index, start, rate: self._to_live(run, {"index": index, "start": start, "rate": rate})
+        report.on_search_end = lambda windows: self._to_live(run, {"end": windows})
         gevent.spawn(self._watch_workers, run)
+
+    def _to_live(self, run: RunContext, probe: dict[str, Any]) -> None:
+        """A search's next probe (or its end) to every worker still in the run."""
+        report = run.report
+        for index, client_id in enumerate(run.workers):
+            if report is None or index not in report.lost:
+                self.runner.send_message(merge.PROBE, probe, client_id=client_id)
 
     def plan_message(self, run: RunContext, worker: int) -> dict[str, Any]:
         """What a worker needs to run its share: T0, tables, its identity, the endpoint, the master's clock."""
@@ -249,6 +273,7 @@ class Worker(Role):
     def register(self) -> None:
         self.runner.register_message(merge.PLAN, lambda msg, **_kw: self.on_plan(msg.data))
         self.runner.register_message(merge.REPLAN, lambda msg, **_kw: self.on_replan(msg.data))
+        self.runner.register_message(merge.PROBE, lambda msg, **_kw: self.on_probe(msg.data))
         self.runner.send_message(merge.HELLO, {})  # now it can take a plan, even mid-run
         safety.guard_worker(self.environment, self.runner, lambda: current_run(self.environment))
 
@@ -314,6 +339,16 @@ class Worker(Role):
         safety.spool_windows(run.run, results_dir / f"worker-{index}.jsonl")
         run.run.start()
         safety.watch(self.environment, run, results_dir / f"watchdog-{index}.json")
+
+    def on_probe(self, probe: dict[str, Any]) -> None:
+        """The master's search decided the next probe (or stopped): take this worker's share of it."""
+        run = current_run(self.environment)
+        if run is None:
+            return
+        if "end" in probe:
+            run.end_search(int(probe["end"]))
+        else:
+            run.set_probe(int(probe["index"]), float(probe["start"]), float(probe["rate"]))
 
     def on_replan(self, replan: dict[str, Any]) -> None:
         run = current_run(self.environment)

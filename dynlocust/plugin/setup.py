@@ -34,6 +34,7 @@ from dynlocust.plugin.roles import role_for, set_host
 from dynlocust.request.transport.boto3 import is_local_endpoint, make_client
 from dynlocust.run.claim import RunIdTaken, results_taken_message
 from dynlocust.run.run_id import new_run_id
+from dynlocust.run.search import new_search
 from dynlocust.run.tables import TableManager
 from dynlocust.scenario import scale
 from dynlocust.scenario.model import RemoteTarget
@@ -231,6 +232,8 @@ def begin(environment: Environment) -> None:
         thresholds=settings.thresholds,
         table_in_epilogue=epilogue.prints_table(environment.parsed_options),
         table_states=poller,
+        search=new_search(scenario),
+        probe_lead=role.probe_lead,
     )
     run.report.start(
         run_id=run.run_id,

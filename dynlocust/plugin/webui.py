@@ -34,6 +34,7 @@ from dynlocust.observe.report.build import RunReport, WindowReport, window_from_
 from dynlocust.observe.report.table import evidence_cells, reasons_cell, verdict_cell
 from dynlocust.plugin import context, webform
 from dynlocust.plugin.roles import role_for
+from dynlocust.run.search import bracket_text
 from dynlocust.scenario.plan import build_plan
 
 if TYPE_CHECKING:
@@ -190,6 +191,7 @@ def live_report(fleet: FleetMerge, run: LocalRun | None = None, now: float | Non
         end=None,
         windows=windows,
         planned=[{"index": w.index, "phase": w.phase, "rate": w.rate} for w in fleet.plan.windows],
+        ceiling=fleet.search.record() if fleet.search is not None else None,
     )
 
 
@@ -197,14 +199,22 @@ def status_line(fleet: FleetMerge, now: float | None = None) -> str:
     """Where the run is: the current window and the time left."""
     now = fleet.clock() if now is None else now
     windows = fleet.plan.windows
-    total = len(windows)
+    total: int | str = len(windows)
     if fleet.exit_code is not None:
         return f"finished: {len(fleet.closed)} of {total} windows closed, exit code {fleet.exit_code}"
     current = next((w for w in windows if w.start <= now < w.end), None)
     left = max(0.0, windows[-1].end - now) if total else 0.0
+    search = fleet.search
+    if search is not None:  # its undecided probes have no times: at most their windows' length
+        left, total = fleet.seconds_left(), f"at most {total}"
     if current is None:
-        return f"{len(fleet.closed)} of {total} windows closed, {left:.0f} s left"
-    return f"window {window_number(current.index)} of {total} ({current.phase}), {left:.0f} s left"
+        line = f"{len(fleet.closed)} of {total} windows closed, {left:.0f} s left"
+    else:
+        line = f"window {window_number(current.index)} of {total} ({current.phase}), {left:.0f} s left"
+    if search is None:
+        return line
+    probing = f", probing {search.next_rate():,.1f}/s" if search.stopped is None else f", stopped ({search.stopped})"
+    return f"{line}; search: {bracket_text(search)}{probing}"
 
 
 def slo_line(outcome: RunOutcome) -> str:
@@ -301,6 +311,8 @@ def window_rows(report: RunReport | None) -> list[dict[str, str]]:
         )
         previous = w.table_state or previous
     for planned in report.planned[len(report.windows) :]:
+        if report.ceiling is not None and not planned["rate"]:
+            continue  # a search's probe not decided yet: no rate to show
         rows.append(planned_row(planned["index"], planned["phase"], planned["rate"], "pending"))
     return rows
 

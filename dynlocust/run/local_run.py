@@ -27,7 +27,7 @@ from dynlocust.run.pacing import Pacer, Segment, Ticket, split_segment
 from dynlocust.run.saturation import Saturation, SaturationMonitor, Thresholds, Usage, assess
 from dynlocust.run.tally import WindowBook, WindowStats
 from dynlocust.scenario.model import Scenario
-from dynlocust.scenario.plan import Plan, build_plan
+from dynlocust.scenario.plan import Plan, build_plan, worst_case_plan
 
 if TYPE_CHECKING:
     from dynlocust.request.client import DynamoDBClient
@@ -60,16 +60,21 @@ class LocalRun:
 
     def __post_init__(self) -> None:
         self.plan: Plan = build_plan(self.scenario, t0=self.t0)
+        self.searching = self.scenario.search is not None
+        """A ceiling search: each window after the first is decided (`set_probe`) once the one before has closed."""
+        self.decided = len(self.plan.windows) if not self.searching else 1
+        """Windows whose rate and start are known (all of a fixed plan)."""
         self.logical_names = {physical: logical for logical, physical in self.physical_names.items()}
         """Physical table name -> the scenario's name: what request names and metric labels show."""
         self.share_count = self.worker_count
+        self.share_index = self.worker_index
         self.segments: list[Segment] = [
             Segment(w.index, w.start, w.duration, 0.0)
             if w.index < self.first_window
             else split_segment(w.index, w.start, w.duration, w.rate, [1.0] * self.worker_count)[self.worker_index]
             for w in self.plan.windows
         ]
-        self.pacer = Pacer(self.segments, clock=self.clock)
+        self.pacer = Pacer(self.segments, clock=self.clock, open_ended=self.searching)
         self.book = WindowBook.from_segments(self.segments, bin_seconds=self.scenario.bin)
         self.mix = Mix.for_scenario(
             self.scenario, self.physical_names, worker_index=self.worker_index, worker_count=self.worker_count
@@ -78,7 +83,7 @@ class LocalRun:
         self._watched: set[DynamoDBClient] = set()
         """Clients whose transport's pool waits the monitor counts (each looked at once, not per send)."""
         self.request_ceiling = self.scenario.limits.max_requests or math.ceil(
-            DEFAULT_CEILING_MARGIN * self.plan.total_requests + 100
+            DEFAULT_CEILING_MARGIN * worst_case_plan(self.scenario, t0=self.t0).total_requests + 100
         )
         """Without `limits.max_requests`, the plan plus a margin: a pacing bug aborts instead of running away."""
         self._take_share()
@@ -114,19 +119,51 @@ class LocalRun:
         windows = [w for w in self.plan.windows if w.index >= from_window]
         weights = [1.0] * share_count
         segments = [split_segment(w.index, w.start, w.duration, w.rate, weights)[share_index] for w in windows]
-        if not self.pacer.replan(segments):
+        if not self._reschedule(segments):
             log.error("could not take a new share from window %d: it has already started", from_window)
+            return False
+        self.share_count, self.share_index = share_count, share_index
+        self._take_share()  # ceilings follow the new share
+        return True
+
+    def set_probe(self, index: int, start: float, rate: float) -> bool:
+        """A search decided its next probe: window `index` from `start` at `rate` (the fleet's), this process's
+        share of it by its share index. False when that window has already started here (too late)."""
+        plan = self.plan.with_probe(index, start, rate)
+        weights = [1.0] * self.share_count
+        segments = [
+            split_segment(w.index, w.start, w.duration, w.rate, weights)[self.share_index] for w in plan.windows[index:]
+        ]
+        if not self._reschedule(segments):
+            log.error("could not take probe window %d: it has already started", index + 1)
+            return False
+        self.plan = plan
+        self.decided = max(self.decided, index + 1)
+        return True
+
+    def _reschedule(self, segments: list[Segment]) -> bool:
+        """Pace and count `segments` from the first of them on; False, changing nothing, when it has started."""
+        if not self.pacer.replan(segments):
             return False
         for segment in segments:
             self.segments[segment.index] = segment
             self.book.replace(WindowStats.for_segment(segment, bin_seconds=self.scenario.bin))
-        self.share_count = share_count
-        self._take_share()  # ceilings follow the new share
         return True
 
+    def end_search(self, windows: int) -> None:
+        """The search stopped after `windows` probes: the plan ends there, and so does the schedule."""
+        self.plan = self.plan.truncated(windows)
+        self.segments = self.segments[:windows]
+        self.decided = min(self.decided, windows)
+        self.pacer.close()
+
     def _take_share(self) -> None:
-        """This process's share of the run's ceilings, and the request limit it gives (once per share, not per send)."""
-        self._ceiling_share = sum(seg.count for seg in self.segments) / max(1, self.plan.total_requests)
+        """This process's share of the run's ceilings, and the request limit it gives (once per share, not per send);
+        a search plans for its highest rates, so its share is its part of the fleet."""
+        if self.searching:
+            self._ceiling_share = 1.0 / self.share_count
+        else:
+            self._ceiling_share = sum(seg.count for seg in self.segments) / max(1, self.plan.total_requests)
         self._request_limit = math.ceil(self.request_ceiling * self._ceiling_share)
 
     def wait(self, timeout: float | None = None) -> None:
@@ -177,7 +214,10 @@ class LocalRun:
 
     def _close_windows(self) -> None:
         try:
-            for window in self.plan.windows:
+            index = 0
+            while self._decided(index):
+                window = self.plan.windows[index]
+                index += 1
                 self._sleep_until(window.start)
                 self.monitor.begin_window()
                 self._sleep_until(window.end)
@@ -193,6 +233,14 @@ class LocalRun:
         except Exception:
             log.exception("closing windows failed")
             self._finish(failed=True)
+
+    def _decided(self, index: int) -> bool:
+        """Whether window `index` will run: wait, during a search, until it is decided or the search has ended."""
+        while self.searching and index >= self.decided and index < len(self.plan.windows):
+            if self.abort_reason is not None:
+                return False
+            gevent.sleep(0.02)
+        return index < len(self.plan.windows)
 
     def _sleep_until(self, when: float) -> None:
         while (delay := when - self.clock()) > 0:

@@ -188,6 +188,7 @@ class Pacer:
         *,
         clock: Callable[[], float] = time.time,
         max_lateness: float = DEFAULT_MAX_LATENESS,
+        open_ended: bool = False,
     ) -> None:
         ordered = sorted(segments, key=lambda s: s.start)
         for seg in ordered:
@@ -214,6 +215,9 @@ class Pacer:
         self._pending: deque[Ticket] = deque()  # due, not yet taken, oldest first
         self._waiters: deque[Waiter] = deque()
         self._done = False
+        self._open = open_ended
+        """More windows may come (a ceiling search decides each after the last): users wait past the schedule's
+        end until `close`."""
         self._dispatcher: gevent.Greenlet | None = None
 
     def _tickets(self, first_seq: int = 0, from_window: int | None = None) -> Iterator[Ticket]:
@@ -255,6 +259,12 @@ class Pacer:
             self._dispatcher = gevent.spawn(self._run)
         return True
 
+    def close(self) -> None:
+        """No further windows will come (an open-ended schedule's last one is planned): end once it is over."""
+        self._open = False
+        if not self._done and self._next is None and not self._pending:
+            self._finish()
+
     @property
     def done(self) -> bool:
         """True once the schedule is over or the pacer stopped."""
@@ -294,7 +304,7 @@ class Pacer:
                 due = self._pending.popleft()
                 self._hand(due, now)
                 return due
-            if self._next is None:
+            if self._next is None and not self._open:
                 self._finish()
                 return None
             waiter: Waiter = Waiter()
@@ -389,7 +399,8 @@ class Pacer:
             self._match()
             nxt = self._next
             if nxt is None and not self._pending:
-                self._finish()
+                if not self._open:
+                    self._finish()
                 return
             wake = nxt.intended if nxt is not None else math.inf
             if self._pending:

@@ -18,7 +18,7 @@ from typing import Any, Self
 
 from dynlocust.errors import DynlocustError
 
-RECORD_TYPES = ("run", "window", "end")
+RECORD_TYPES = ("run", "window", "ceiling", "end")
 
 log = logging.getLogger(__name__)
 

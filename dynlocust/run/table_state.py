@@ -228,9 +228,13 @@ class TableStatePoller:
         return now < boundary or now > boundary + self.deadline + POLL_SLACK_S
 
     def _run(self) -> None:
-        for index, boundary in enumerate(self.boundaries):
-            while not self.stopped and (delay := boundary - self.clock()) > 0:
-                gevent.sleep(min(delay, 0.25))
+        index = 0
+        # `boundaries` is read afresh: a ceiling search re-times its windows as it decides them
+        while index < len(self.boundaries):
+            while not self.stopped and index < len(self.boundaries) and self.boundaries[index] - self.clock() > 0:
+                gevent.sleep(min(self.boundaries[index] - self.clock(), 0.25))
+            if index >= len(self.boundaries):
+                return
             if self.stopped:
                 return
             try:
@@ -240,3 +244,4 @@ class TableStatePoller:
             finally:
                 if not self.stopped:
                     self.on_polled(index)
+            index += 1

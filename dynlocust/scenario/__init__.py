@@ -35,7 +35,7 @@ from dynlocust.scenario.model import (
     Workload,
     ZipfKeys,
 )
-from dynlocust.scenario.plan import Plan, Window, build_plan
+from dynlocust.scenario.plan import Plan, Window, build_plan, worst_case_plan
 from dynlocust.scenario.scale import Scaling
 from dynlocust.scenario.spec import SCHEMA_PATH
 from dynlocust.scenario.values import parse_duration
@@ -102,7 +102,7 @@ def describe(scenario: Scenario, scaling: Scaling | None = None) -> str:
     """A short human summary: target, tables, operation mix, windows, duration, planned requests, and the estimate of
     what it costs; with the `scaling` it was loaded with, if any."""
     sc = scenario
-    plan = build_plan(sc, t0=0.0)
+    plan = worst_case_plan(sc, t0=0.0)
     if isinstance(sc.target, LocalTarget):
         target = f"local endpoint (capacity_scale {sc.target.capacity_scale:g}, time_scale {sc.target.time_scale:g})"
     else:
@@ -132,6 +132,12 @@ def describe(scenario: Scenario, scaling: Scaling | None = None) -> str:
     rates = [f"{w.rate:g}" for w in plan.windows]
     if len(rates) > 12:
         rates = [*rates[:5], "...", *rates[-5:]]
+    if sc.search is not None:
+        s = sc.search
+        lines.append(
+            f"  search: from {s.start:g}/s x{s.factor:g} then bisection to {s.precision:.1%}, {_dur(s.window)} "
+            f"windows, at most {s.max_windows}{f', {s.op}s only' if s.op else ''}; at most (growing every window):"
+        )
     lines.append(f"  windows: {len(plan.windows)} in {len(sc.phases)} phase(s), rates/s: {', '.join(rates)}")
     lines.append(
         f"  total: {_dur(plan.total_duration)}, {plan.total_requests:,} requests planned; "

@@ -10,6 +10,7 @@ import math
 from typing import Any, cast
 
 from dynlocust.dynamodb import MAX_TRANSACT_BYTES
+from dynlocust.scenario.build_search import search_of
 from dynlocust.scenario.build_tables import keys_of, resolve_keys
 from dynlocust.scenario.model import (
     OP_KINDS,
@@ -18,9 +19,11 @@ from dynlocust.scenario.model import (
     Operation,
     OpKind,
     Phase,
+    Search,
     Slo,
     Step,
     Table,
+    Target,
     UniformKeys,
     Workload,
 )
@@ -181,20 +184,20 @@ def _rate(doc: YamlDoc, v: Any, path: KeyPath) -> float:
     return check_number(doc, v, path, "a positive number of requests/s", maximum=MAX_RATE)
 
 
-def phases_of(doc: YamlDoc, v: Any, path: KeyPath) -> tuple[Phase, ...]:
+def phases_of(doc: YamlDoc, v: Any, path: KeyPath, target: Target) -> tuple[Phase, ...]:
     if not isinstance(v, list) or not v:
-        doc.expected(path, "a non-empty list of phases (ramp, steps or hold)", v)
+        doc.expected(path, "a non-empty list of phases (ramp, steps, hold or search)", v)
     phases: list[Phase] = []
     names: set[str] = set()
     nwin = 0
     for i, pv in enumerate(v):
         pp = (*path, i)
         if not isinstance(pv, dict):
-            doc.expected(pp, "a phase: {ramp: ...}, {steps: [...]} or {hold: ...}", pv)
+            doc.expected(pp, "a phase: {ramp: ...}, {steps: [...]}, {hold: ...} or {search: ...}", pv)
         pm = check_mapping(doc, pv, pp, PHASE)
         kinds = [k for k in PHASE_KINDS if k in pm]
         if len(kinds) != 1:
-            doc.fail(pp, f"expected exactly one of ramp, steps or hold, found {', '.join(kinds) or 'none'}")
+            doc.fail(pp, f"expected exactly one of ramp, steps, hold or search, found {', '.join(kinds) or 'none'}")
         kind = kinds[0]
         name = f"{kind}-{i}"
         if "name" in pm:
@@ -206,7 +209,13 @@ def phases_of(doc: YamlDoc, v: Any, path: KeyPath) -> tuple[Phase, ...]:
         names.add(name)
         kp = (*pp, kind)
         steps: list[Step] = []
-        if kind == "ramp":
+        search: Search | None = None
+        if kind == "search":
+            if len(v) > 1:
+                doc.fail(pp, f"a search is a scenario's only phase; found {len(v)} phases")
+            search = search_of(doc, pm[kind], kp, target)
+            steps = list(search.planned_steps(MAX_RATE))
+        elif kind == "ramp":
             rm = check_mapping(doc, pm[kind], kp, RAMP)
             lo = _rate(doc, rm["from"], (*kp, "from"))
             hi = _rate(doc, rm["to"], (*kp, "to"))
@@ -252,7 +261,7 @@ def phases_of(doc: YamlDoc, v: Any, path: KeyPath) -> tuple[Phase, ...]:
         nwin += len(steps)
         if nwin > MAX_WINDOWS:
             doc.fail(pp, f"the phases make more than {MAX_WINDOWS:,} windows")
-        phases.append(Phase(name, cast(Any, kind), tuple(steps)))
+        phases.append(Phase(name, cast(Any, kind), tuple(steps), search))
     return tuple(phases)
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from dynlocust.cost import US_EAST_1, Prices, dollars, provisioned_dollars
 from dynlocust.scenario.model import Operation, Scenario, Table
-from dynlocust.scenario.plan import build_plan
+from dynlocust.scenario.plan import worst_case_plan
 
 WRITE_UNIT = 1024
 READ_UNIT = 4096
@@ -80,7 +80,7 @@ def request_units(op: Operation, table: Table, item_size: int) -> tuple[float, f
 
 def estimate(scenario: Scenario, prices: Prices = US_EAST_1) -> Estimate:
     """The planned run's requests, units and duration (the mix's weights split every window's requests)."""
-    plan = build_plan(scenario, t0=0.0)
+    plan = worst_case_plan(scenario, t0=0.0)
     weight = scenario.workload.total_weight
     read_per_call = write_per_call = 0.0
     for op in scenario.workload.operations:

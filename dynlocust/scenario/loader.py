@@ -11,17 +11,21 @@ The phases, one module each: reading the YAML with positions (`yaml_doc`), check
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import cast
 
 from dynlocust.scenario.build_tables import table_of, target_of
 from dynlocust.scenario.build_workload import limits_of, phases_of, slos_of, workload_of
 from dynlocust.scenario.model import (
+    WRITE_OPS,
+    Phase,
     RemoteTarget,
     Scenario,
     ScenarioError,
     Table,
     TransportName,
+    Workload,
 )
 from dynlocust.scenario.spec import (
     MAX_CONCURRENCY,
@@ -38,7 +42,7 @@ from dynlocust.scenario.values import (
     check_size,
     check_text,
 )
-from dynlocust.scenario.yaml_doc import MAX_TEXT, parse_document
+from dynlocust.scenario.yaml_doc import MAX_TEXT, YamlDoc, parse_document
 
 __all__ = ["load_scenario", "load_scenario_text"]
 
@@ -78,7 +82,8 @@ def load_scenario_text(text: str, source: str = "<scenario>") -> Scenario:
             doc.fail(("tables", i, "name"), f"duplicate table name '{t.name}'")
         tables[t.name] = t
     workload = workload_of(doc, wl_v, ("workload",), tables, item_size)
-    phases = phases_of(doc, m["phases"], ("phases",))
+    phases = phases_of(doc, m["phases"], ("phases",), target)
+    workload = _probed(doc, workload, phases)
     concurrency = check_int(
         doc,
         m.get("concurrency", 50),
@@ -99,7 +104,7 @@ def load_scenario_text(text: str, source: str = "<scenario>") -> Scenario:
                 at=("limits",) if "limits" in m else ("target",),
             )
     planned = sum(round(s.rate * s.duration) for p in phases for s in p.steps)
-    if limits.max_requests is not None and limits.max_requests < planned:
+    if limits.max_requests is not None and limits.max_requests < planned and phases[0].search is None:
         doc.fail(
             ("limits", "max_requests"),
             f"the phases plan {planned:,} requests, so a ceiling of "
@@ -125,6 +130,17 @@ def load_scenario_text(text: str, source: str = "<scenario>") -> Scenario:
         bin_s,
         seed,
     )
+
+
+def _probed(doc: YamlDoc, workload: Workload, phases: tuple[Phase, ...]) -> Workload:
+    """The workload a search probes: with `op`, only its writes or only its reads."""
+    search = phases[0].search
+    if search is None or search.op is None:
+        return workload
+    kept = tuple(o for o in workload.operations if (o.op in WRITE_OPS) == (search.op == "write"))
+    if not kept:
+        doc.fail(("phases", 0, "search", "op"), f"expected a workload with {search.op} operations to probe, found none")
+    return dataclasses.replace(workload, operations=kept)
 
 
 def load_scenario(path: str | Path) -> Scenario:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from dynlocust.dynamodb import ON_DEMAND_BURST_S
 from dynlocust.errors import DynlocustError
 
 KeyType = Literal["S", "N", "B"]
@@ -49,6 +50,8 @@ OP_KINDS: tuple[OpKind, ...] = (
 #: addresses items that must already exist to mean anything, so its keys default to the table's seeded keyspace.
 #: (Whether a request *writes* is the API's business: `dynlocust.request.record.is_write`.)
 FRESH_KEY_OPS: frozenset[OpKind] = frozenset({"put", "conditional_put", "transact_write", "batch_write"})
+WRITE_OPS: frozenset[OpKind] = FRESH_KEY_OPS | {"update", "delete"}
+"""The operations a search with `op: write` keeps (the others read)."""
 
 
 class ScenarioError(DynlocustError):
@@ -253,13 +256,56 @@ class Step:
     duration: float
 
 
+SearchOp = Literal["write", "read"]
+
+BURST_SHARE = 0.25
+"""Of a search's precision, the most a probe window's burst may hide: the window is at least
+`burst / (BURST_SHARE * precision)` long. A probe that far over the ceiling may pass clean (the burst absorbs its
+excess), so the bracket can close only if such probes are rarer than half the precision: a quarter leaves room
+for the throttles a probe must show to count (`dynlocust.run.search.THROTTLE_SHARE`)."""
+
+
+def burst_seconds(target: Target) -> float:
+    """Wall-clock seconds of the longest on-demand burst at `target` (`ON_DEMAND_BURST_S`): the service's, or the
+    embedded endpoint's, whose clock runs `time_scale` times faster."""
+    return ON_DEMAND_BURST_S / target.time_scale if isinstance(target, LocalTarget) else ON_DEMAND_BURST_S
+
+
+def shortest_probe(precision: float, target: Target) -> float:
+    """The shortest probe window a search at `precision` may use at `target` (see `BURST_SHARE`)."""
+    return burst_seconds(target) / (BURST_SHARE * precision)
+
+
+@dataclass(frozen=True)
+class Search:
+    """A ceiling search (`dynlocust.run.search` runs it): probe windows of `window` seconds from `start` req/s,
+    times `factor` until one is throttled, then bisection until the bracket is narrower than `precision`, at most
+    `max_windows` probes, `cooldown` seconds of rest between them; `op` restricts the mix to writes or reads."""
+
+    start: float
+    window: float
+    factor: float = 1.5
+    precision: float = 0.02
+    max_windows: int = 15
+    cooldown: float = 0.0
+    op: SearchOp | None = None
+
+    def planned_steps(self, max_rate: float) -> tuple[Step, ...]:
+        """The probes at the highest rate each could offer (`start * factor^k`, at most `max_rate`)."""
+        return tuple(Step(min(max_rate, self.start * self.factor**k), self.window) for k in range(self.max_windows))
+
+
 @dataclass(frozen=True)
 class Phase:
-    """A named group of steps; `kind` records the sugar it was written with (ramp, steps, hold)."""
+    """A named group of steps; `kind` records the sugar it was written with (ramp, steps, hold, search).
+
+    A search's steps are its probes at the highest rates it could reach (`start * factor^k`): what ceilings and
+    estimates plan for; the rates it offers are decided window by window."""
 
     name: str
-    kind: Literal["ramp", "steps", "hold"]
+    kind: Literal["ramp", "steps", "hold", "search"]
     steps: tuple[Step, ...]
+    search: Search | None = None
 
     @property
     def duration(self) -> float:
@@ -323,6 +369,11 @@ class Scenario:
     @property
     def is_local(self) -> bool:
         return isinstance(self.target, LocalTarget)
+
+    @property
+    def search(self) -> Search | None:
+        """The ceiling search, when the scenario is one (a search is a scenario's only phase)."""
+        return self.phases[0].search if self.phases else None
 
     @property
     def steps(self) -> tuple[Step, ...]:

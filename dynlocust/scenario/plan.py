@@ -3,11 +3,15 @@
 Pure functions, no I/O, no clock: the master picks T0 and sends it; every worker rebuilds the same plan from the
 same scenario and T0, so windows line up by index across the fleet. A window plans `half_up(rate * duration)`
 requests, the pacer's own rounding; each worker's share of a window is `dynlocust.run.pacing.split_segment`'s.
+A ceiling search's plan knows its first probe only: the others are *undecided* (rate 0, a day ahead) until the
+merge decides each from the last merged window (`Plan.with_probe`) and hands every process the same start and
+rate, so the windows still line up by index.
 """
 
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import math
 from dataclasses import dataclass
 from functools import cached_property
@@ -89,9 +93,34 @@ class Plan:
             return None
         return self.windows[i]
 
+    def with_probe(self, index: int, start: float, rate: float) -> Plan:
+        """A search's next probe decided: window `index` at `start` and `rate`; the windows after it, still
+        undecided, move to `UNDECIDED_AFTER` seconds past its end at rate 0."""
+        probe = dataclasses.replace(self.windows[index], start=start, rate=rate)
+        later = _undecided(self.windows[index + 1 :], probe.end + UNDECIDED_AFTER)
+        return Plan(self.t0, (*self.windows[:index], probe, *later))
 
-def build_plan(scenario: Scenario, *, t0: float) -> Plan:
-    """Lay the scenario's steps end to end from `t0`."""
+    def truncated(self, count: int) -> Plan:
+        """The plan's first `count` windows: a search stopped after its `count`-th probe."""
+        return Plan(self.t0, self.windows[:count])
+
+
+UNDECIDED_AFTER = 86_400.0
+"""Seconds between a search's last decided window and its undecided ones: nothing waits for an undecided window's
+start or end, whatever the clock says, until the search decides it."""
+
+
+def _undecided(windows: tuple[Window, ...], start: float) -> list[Window]:
+    out = []
+    for w in windows:
+        out.append(dataclasses.replace(w, start=start, rate=0.0))
+        start += w.duration
+    return out
+
+
+def worst_case_plan(scenario: Scenario, *, t0: float) -> Plan:
+    """Every step end to end from `t0`: a fixed plan, or each probe of a search at the highest rate it could offer
+    (what the request ceiling and the estimate plan for)."""
     windows: list[Window] = []
     offset = 0.0
     for phase in scenario.phases:
@@ -99,3 +128,12 @@ def build_plan(scenario: Scenario, *, t0: float) -> Plan:
             windows.append(Window(len(windows), t0 + offset, step.duration, step.rate, phase.name))
             offset += step.duration
     return Plan(t0, tuple(windows))
+
+
+def build_plan(scenario: Scenario, *, t0: float) -> Plan:
+    """Lay the scenario's steps end to end from `t0`; of a search, the first probe only, the others undecided."""
+    plan = worst_case_plan(scenario, t0=t0)
+    if scenario.search is None or not plan.windows:
+        return plan
+    first = plan.windows[0]
+    return Plan(t0, (first, *_undecided(plan.windows[1:], first.end + UNDECIDED_AFTER)))

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from dynlocust.errors import ConfigurationError
 from dynlocust.scenario.loader import load_scenario
-from dynlocust.scenario.model import LocalTarget, Phase, Scenario, Slo, Step
+from dynlocust.scenario.model import LocalTarget, Phase, Scenario, Search, Slo, Step, shortest_probe
 from dynlocust.scenario.plan import empty_window, window_number
 
 MIN_WINDOW = 1.0
@@ -100,9 +100,20 @@ def apply(scenario: Scenario, scaling: Scaling) -> Scenario:
                     f"found the remote target of {scenario.source}"
                 )
     phases = tuple(
-        Phase(p.name, p.kind, tuple(Step(s.rate * scaling.rate, s.duration * scaling.duration) for s in p.steps))
+        Phase(
+            p.name,
+            p.kind,
+            tuple(Step(s.rate * scaling.rate, s.duration * scaling.duration) for s in p.steps),
+            None if p.search is None else _scaled_search(p.search, scaling),
+        )
         for p in scenario.phases
     )
+    search = phases[0].search
+    if search is not None and search.window < (shortest := shortest_probe(search.precision, target)):
+        raise ConfigurationError(
+            f"--duration-scale: expected probe windows of at least {shortest:g} s at the scaled clock, found "
+            f"{search.window:g} s (x{scaling.duration:g} of {scenario.source}'s window)"
+        )
     shortest = min(s.duration for p in phases for s in p.steps)
     if shortest < MIN_WINDOW:
         raise ConfigurationError(
@@ -127,6 +138,15 @@ def apply(scenario: Scenario, scaling: Scaling) -> Scenario:
         bin=scenario.bin * scaling.duration,
         limits=limits,
         slos=tuple(_scaled_slo(slo, scaling.rate) for slo in scenario.slos),
+    )
+
+
+def _scaled_search(search: Search, scaling: Scaling) -> Search:
+    return dataclasses.replace(
+        search,
+        start=search.start * scaling.rate,
+        window=search.window * scaling.duration,
+        cooldown=search.cooldown * scaling.duration,
     )
 
 

@@ -63,7 +63,9 @@ TRANSPORTS: tuple[TransportName, ...] = get_args(TransportName)
 SHARD_MODES: tuple[ShardMode, ...] = get_args(ShardMode)
 PROJECTIONS = ("all", "keys_only")
 """Projections written as a word; `{include: [...]}` is the third."""
-PHASE_KINDS = ("ramp", "steps", "hold")
+PHASE_KINDS = ("ramp", "steps", "hold", "search")
+SEARCH_OPS = ("write", "read")
+MAX_SEARCH_WINDOWS = 100
 MAX_ITEMS: dict[str, int] = {"transact_write": MAX_TRANSACT, "batch_write": MAX_BATCH_WRITE, "batch_get": MAX_BATCH_GET}
 """Items per call of the operations that take several."""
 SLO_THRESHOLDS = (
@@ -333,13 +335,33 @@ RAMP = Section(
 )
 STEP = Section({"rate": _ref("rate"), "window": _ref("duration")}, ("rate", "window"))
 HOLD = Section({"rate": _ref("rate"), "duration": _ref("duration"), "window": _ref("duration")}, ("rate", "duration"))
+SEARCH = Section(
+    {
+        "from": {**_ref("rate"), "description": "The first probe's rate."},
+        "factor": {"type": "number", "exclusiveMinimum": 1, "default": 1.5, "description": "Growth per probe."},
+        "precision": {
+            **_ratio(zero_ok=False, below_one=True),
+            "default": 0.02,
+            "description": "Stop once (high - low) / low is below this.",
+        },
+        "max_windows": _integer(2, MAX_SEARCH_WINDOWS, default=15),
+        "window": {
+            **_ref("duration"),
+            "description": "Each probe's length; at least 4 x the burst / precision (default 6 x).",
+        },
+        "cooldown": {**_ref("duration"), "description": "Rest between probes (default none)."},
+        "op": _enum(SEARCH_OPS, description="Probe only the workload's writes or only its reads."),
+    },
+    ("from",),
+)
 PHASE_NAME = _text(r"^(?!all$)(?!\d+$)\S", description="Default: <kind>-<position>; not 'all' nor a number.")
 PHASES: dict[str, Section] = {
     "ramp": Section({"name": PHASE_NAME, "ramp": RAMP.schema()}, ("ramp",)),
     "steps": Section({"name": PHASE_NAME, "steps": _list(STEP.schema())}, ("steps",)),
     "hold": Section({"name": PHASE_NAME, "hold": HOLD.schema()}, ("hold",)),
+    "search": Section({"name": PHASE_NAME, "search": SEARCH.schema()}, ("search",)),
 }
-"""Each phase kind: its name and its sugar (a ramp, a list of steps, or a hold)."""
+"""Each phase kind: its name and its sugar (a ramp, a list of steps, a hold, or a ceiling search)."""
 PHASE = any_of(*PHASES.values())
 
 LIMITS = Section(

@@ -33,6 +33,7 @@ METRICS: dict[str, Metric] = {
         Metric("units", "units per accepted", True, True, ""),
         Metric("cost", "cost per 1M accepted", True, True, "$"),
         Metric("verdict", "verdict", False, True, ""),
+        Metric("ceiling", "ceiling found", True, False, "/s"),
         Metric("ratio", "mapper/raw", True, True, "x", kind="mapper"),
     )
 }

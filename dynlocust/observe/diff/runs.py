@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from dynlocust.cost import US_EAST_1, dollars
 from dynlocust.observe.diff.cells import METRICS, Cell
@@ -226,4 +227,18 @@ def diff_runs(base: RunSide, new: RunSide, run_noise: Mapping[str, float] = RUN_
     matched = match_windows(base, new)
     cells = [c for pair in matched.pairs for c in pair_cells(pair, run_noise)]
     apply_holm(cells)
-    return RunDiff(base, new, matched, cells)
+    ceiling = _ceiling(base.report.ceiling, new.report.ceiling)
+    return RunDiff(base, new, matched, cells + ([ceiling] if ceiling is not None else []))
+
+
+def _ceiling(base: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> Cell | None:
+    """Two searches' ceilings set by DynamoDB: the change of their estimates, significant when the brackets are
+    apart (each bracket holds its run's ceiling, so apart means it moved)."""
+    if base is None or new is None or not all(s.get("limited_by") == "dynamodb" for s in (base, new)):
+        return None
+    if any(s.get(k) is None for s in (base, new) for k in ("low", "high", "rate")):
+        return None
+    b, n = float(base["rate"]), float(new["rate"])
+    apart = float(new["high"]) < float(base["low"]) or float(new["low"]) > float(base["high"])
+    label = f"search ({base.get('operation', 'mix')})"
+    return Cell(label, METRICS["ceiling"], b, n, _relative(b, n), n < b, "exact", significant=apart)

@@ -98,6 +98,8 @@ class RunReport:
     failure: str | None = None
     """Why a run whose windows all closed failed (exit 1: a window's requests failed): said in its status, not a
     reason to call it partial. Windows missing (a results file that could not be written whole) make it partial."""
+    ceiling: dict[str, Any] | None = None
+    """A ceiling search's `ceiling` record (`dynlocust.run.search`), if the run was one."""
 
     @property
     def partial(self) -> bool:
@@ -311,6 +313,7 @@ def load_report(path: str | os.PathLike[str]) -> RunReport:
         warnings=warnings,
         conclusion=conclusion,
         failure=failure,
+        ceiling=next((r for r in reversed(records) if r["type"] == "ceiling"), None),
     )
 
 

@@ -9,7 +9,10 @@ import time
 from html import escape
 from typing import TYPE_CHECKING
 
+from dynlocust.errors import DynlocustError
 from dynlocust.exit_codes import ExitCode, exit_line
+from dynlocust.observe.conclusion import window_number
+from dynlocust.observe.plan import build_plan as build_capacity_plan
 from dynlocust.observe.report import table_states, witness_section
 from dynlocust.observe.report.plots import VERDICT_COLOURS, svg_charts, verdict_labels
 from dynlocust.observe.report.table import COLUMNS, figure_cells, reasons_cell, why_line
@@ -64,6 +67,40 @@ def _window_row(w: WindowReport) -> str:
     )
 
 
+def _search_section(report: RunReport) -> list[str]:
+    """A ceiling search's probes (drawn as the target's steps and the bracket on the throughput chart) and the
+    capacity plan at the ceiling it found (`dynlocust plan` gives it at other targets)."""
+    ceiling = report.ceiling
+    if not ceiling:
+        return []
+
+    def rate(v: object) -> str:
+        return f"{float(v):,.1f}" if isinstance(v, int | float) else "-"
+
+    rows = "".join(
+        f'<tr><td>{window_number(int(p["index"]))}</td><td>{rate(p["rate"])}</td><td class="text">'
+        f"{escape(str(p['outcome']))}</td><td>{rate(p.get('low'))}</td><td>{rate(p.get('high'))}</td></tr>"
+        for p in ceiling.get("probes") or ()
+    )
+    parts = [
+        "<h2>Ceiling search</h2>",
+        f"<p>Stopped: {escape(str(ceiling.get('stopped')))}; limited by {escape(str(ceiling.get('limited_by')))}; "
+        f"bracket {rate(ceiling.get('low'))} to {rate(ceiling.get('high'))}/s.</p>",
+        '<table id="probes"><thead><tr><th>window</th><th>rate/s</th><th>outcome</th><th>low/s</th>'
+        f"<th>high/s</th></tr></thead><tbody>{rows}</tbody></table>",
+    ]
+    try:
+        plan = build_capacity_plan([{"type": "run", **report.run}, *_window_records(report), ceiling], None)
+    except DynlocustError:
+        return parts  # no rate to plan at (the search found none)
+    lines = "".join(f"<li>{escape(line.strip())}</li>" for line in plan.lines()[1:])
+    return [*parts, f'<h2>Capacity plan</h2><ul id="capacity-plan">{lines}</ul>']
+
+
+def _window_records(report: RunReport) -> list[dict[str, object]]:
+    return [{"type": "window", "summary": w.summary, "table_state": w.table_state} for w in report.windows]
+
+
 def render(report: RunReport, *, live: str | None = None, refresh_seconds: int = 2) -> str:
     """The whole report as one HTML document; `live` (a status line) makes it a page that reloads itself."""
     charts = svg_charts(report)
@@ -116,6 +153,7 @@ def render(report: RunReport, *, live: str | None = None, refresh_seconds: int =
 
     if report.conclusion is not None:
         parts.append(f'<h2>Conclusion</h2><p id="conclusion">{escape(report.conclusion.text)}</p>')
+    parts.extend(_search_section(report))
     parts.append("<h2>Windows</h2>")
     head = "".join(f"<th>{escape(c)}</th>" for c in COLUMNS)
     rows = "".join(_window_row(w) for w in report.windows)

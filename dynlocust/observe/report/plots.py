@@ -36,6 +36,7 @@ COLOURS = {
     "p50": "#1f77b4",
     "p90": "#ff7f0e",
     "p99": "#d62728",
+    "ceiling": "#9467bd",
 }
 VERDICT_COLOURS = {
     "ok": "#2ca02c",
@@ -290,6 +291,32 @@ def timeline_series(report: RunReport) -> list[Series]:
         Series("sent/s", sent, COLOURS["sent"]),
         Series("accepted/s", accepted, COLOURS["accepted"]),
         Series("throttled/s", throttled, COLOURS["throttled"]),
+        *_bracket_series(report),
+    ]
+
+
+def _bracket_series(report: RunReport) -> list[Series]:
+    """A ceiling search's bracket (low and high ends) from the end of each probe on: the probes themselves are the
+    target's steps."""
+    ceiling = report.ceiling
+    if not ceiling or not report.windows:
+        return []
+    ends = {w.index: w.start - report.t0 + w.duration for w in report.windows}
+    end = report.windows[-1].start - report.t0 + report.windows[-1].duration
+    low: list[tuple[float, float]] = []
+    high: list[tuple[float, float]] = []
+    for probe in ceiling.get("probes") or ():
+        at = ends.get(int(probe["index"]))
+        for points, key in ((low, "low"), (high, "high")):
+            if at is not None and probe.get(key) is not None:
+                points.append((at, float(probe[key])))
+    for points in (low, high):
+        if points:
+            points.append((end, points[-1][1]))
+    return [
+        Series(name, points, COLOURS["ceiling"], step=True)
+        for name, points in (("ceiling low/s", low), ("ceiling high/s", high))
+        if points
     ]
 
 

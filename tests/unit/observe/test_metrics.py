@@ -482,3 +482,19 @@ def test_latency_from_the_intended_send_is_a_histogram_of_its_own_merged_like_th
     assert value(master, f"{name}_sum", **labels) == pytest.approx(0.009 + 0.22)
     assert value(master, f"{name}_bucket", **labels, le="0.025") == 2
     assert value(master, "dynlocust_request_duration_seconds_count", **labels) == 4
+
+
+def test_a_ceiling_searchs_bracket_is_a_gauge() -> None:
+    from dynlocust.run.search import CeilingSearch, Steady
+    from dynlocust.run.verdict import Verdict
+    from dynlocust.scenario.model import Search
+
+    search = CeilingSearch(Search(start=100.0, window=30.0), burst=0.1)
+    metrics = m.Metrics(CollectorRegistry(), search_source=lambda: search)
+    assert 'dynlocust_ceiling_bracket{bound="next"} 100.0' in metrics.exposition().decode()
+    search.observe(0, 100.0, Verdict(("ok",)), Steady(3000, 0, 0.0))
+    search.observe(1, 150.0, Verdict(("throttled",)), Steady(4000, 400, 0.1))
+    text = metrics.exposition().decode()
+    assert f'dynlocust_ceiling_bracket{{bound="low"}} {search.low!r}' in text and 99.6 < (search.low or 0) < 99.7
+    assert 'dynlocust_ceiling_bracket{bound="high"} 150.0' in text
+    assert 'dynlocust_ceiling_bracket{bound="next"} 125.0' in text

@@ -242,3 +242,27 @@ def test_replan_is_refused_once_the_window_has_started() -> None:
     assert not pacer.replan([split_segment(1, t0 + 0.3, 0.3, 10.0, [1.0])[0]])
     user.join(2)
     assert pacer.window_counts(1).scheduled == 30
+
+
+def test_an_open_ended_schedule_waits_for_its_next_window_until_closed() -> None:
+    """A search's pacer: past its decided windows the users wait; a window decided later is sent; close ends it."""
+    t0 = time.time() + 0.05
+    first = Segment(0, t0, 0.2, 50.0)
+    undecided = Segment(1, t0 + 1000.0, 0.2, 0.0)
+    pacer = Pacer([first, undecided], open_ended=True)
+    got: list[Ticket] = []
+
+    def user() -> None:
+        while (ticket := pacer.acquire()) is not None:
+            got.append(ticket)
+
+    users = [gevent.spawn(user) for _ in range(2)]
+    pacer.start()
+    gevent.sleep(0.4)  # window 0 is over: a closed schedule would have ended here
+    assert not pacer.done and all(not u.dead for u in users) and len(got) == 10
+    assert pacer.replan([Segment(1, time.time() + 0.05, 0.2, 50.0)])
+    gevent.sleep(0.4)
+    assert sum(1 for t in got if t.window == 1) == 10 and not pacer.done
+    pacer.close()
+    gevent.joinall(users, timeout=2)
+    assert pacer.done and all(u.dead for u in users)

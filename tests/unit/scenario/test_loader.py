@@ -257,7 +257,7 @@ BAD: list[tuple[str, str, int | None, list[str]]] = [
             "  - steps: [{rate: 500, window: 30s}]\n    hold: {rate: 1, duration: 1s}",
         ),
         20,
-        ["expected exactly one of ramp, steps or hold, found steps, hold"],
+        ["expected exactly one of ramp, steps, hold or search, found steps, hold"],
     ),
     (
         "steps-empty",

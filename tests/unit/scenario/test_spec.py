@@ -36,7 +36,8 @@ PLACES: dict[type, list[str]] = {
     model.ShardedKeys: ["/$defs/keys/oneOf/5/properties"],
     model.Workload: ["/properties/workload/properties"],
     model.Operation: [f"/$defs/operation/oneOf/{i}/properties" for i in range(len(model.OP_KINDS))],
-    model.Phase: [f"/$defs/phase/oneOf/{i}/properties" for i in range(3)],
+    model.Phase: [f"/$defs/phase/oneOf/{i}/properties" for i in range(4)],
+    model.Search: ["/$defs/phase/oneOf/3/properties/search/properties"],
     model.Step: [
         "/$defs/phase/oneOf/1/properties/steps/items/properties",
         "/$defs/phase/oneOf/2/properties/hold/properties",
@@ -49,8 +50,9 @@ WRITTEN_AS: dict[tuple[type, str], str | None] = {
     (model.Scenario, "source"): None,  # the file's name, not written in it
     (model.Table, "provisioned"): "billing",  # billing: {provisioned: {...}}
     (model.Gsi, "non_key_attributes"): "projection",  # projection: {include: [...]}
-    (model.Phase, "kind"): "ramp",  # the phase's own key: ramp, steps or hold
+    (model.Phase, "kind"): "ramp",  # the phase's own key: ramp, steps, hold or search
     (model.Step, "duration"): "window",
+    (model.Search, "start"): "from",
 }
 SUGAR: dict[type, set[str]] = {
     **{cls: {"distribution"} for cls in (model.UniformKeys, model.ZipfKeys, model.HotSpotKeys, model.SequentialKeys)},

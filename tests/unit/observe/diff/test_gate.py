@@ -84,3 +84,20 @@ def test_a_change_with_no_number_counts_when_worse() -> None:
     assert not result.failures and "first_throttle of 'w': never -> 3.0 s" in result.warnings[0]
     verdict = Cell("w", METRICS["verdict"], "ok", "throttled", None, True, "exact", significant=True)
     assert check([verdict], parse_fail_on("verdict", "run")).failures
+
+
+def test_a_gate_fails_when_the_ceiling_fell_past_the_bound() -> None:
+    from dynlocust.observe.diff.runs import _ceiling
+
+    def found(low: float, high: float) -> dict[str, object]:
+        return {"limited_by": "dynamodb", "low": low, "high": high, "rate": (low + high) / 2, "operation": "write"}
+
+    bounds = parse_fail_on("ceiling<-5%", "run")
+    fell = _ceiling(found(4090, 4170), found(3800, 3870))  # -7.1 %, brackets apart
+    assert fell is not None and check([fell], bounds).failures
+    same = _ceiling(found(4090, 4170), found(4060, 4140))  # -0.7 %, brackets overlap
+    assert same is not None and not check([same], bounds).failures and not check([same], bounds).warnings
+    near = _ceiling(found(4090, 4170), found(3700, 4130))  # -5.2 %, but the brackets overlap: a warning
+    assert near is not None and not check([near], bounds).failures and check([near], bounds).warnings
+    client = {"limited_by": "client", "low": None, "high": None, "rate": 3000.0}
+    assert _ceiling(found(4090, 4170), client) is None  # a client limit is no ceiling to compare

@@ -1,0 +1,210 @@
+"""The shipped ceiling searches, shrunk, against the embedded endpoint as a user runs them (`dynlocust run`).
+
+`--local --rate-scale 0.05 --duration-scale 0.25` runs the endpoint at capacity_scale 0.05 and time scale 4: a new
+on-demand table's write ceiling is 4,130 x 0.05 = 206.5 writes/s and its read ceiling 12,000 x 4,130/4,000 x
+0.05 = 619.5 strongly consistent reads/s (docs/local-endpoint-capacity.md). The search must bracket the model's
+ceiling within 3 % in fewer windows than a fixed ramp from the same start, stepping by that bracket, takes to cross
+it; a fleet that cannot offer the probes must end with exit 8 and no ceiling set by DynamoDB.
+
+Why time scale 4 and not 10: at 10 the endpoint's table burst is 0.085 s of the ceiling, less than the pacer's
+0.1 s of allowed lateness, so one hiccup of this shared machine's scheduler bunches enough sends to throttle well
+below the ceiling (measured: probes at 180-190/s throttled). At 4 the burst (0.21 s) outlasts any such bunch.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dynlocust.cost import US_EAST_1
+from dynlocust.exit_codes import ExitCode
+from dynlocust.local.embedded import LocalEndpoint
+from dynlocust.run.results import read_results
+from dynlocust.scenario.plan import half_up
+from tests.support import webui
+from tests.support.runs import ROOT, RunResult, run_dynlocust
+from tests.support.scenarios import scenario_yaml
+
+LOCUSTFILE = ROOT / "locustfiles" / "scenario.py"
+
+SHRINK = ("--local", "--rate-scale", "0.05", "--duration-scale", "0.25")
+WRITE_CEILING = 4130.0 * 0.05
+READ_CEILING = 12000.0 * 4130.0 / 4000.0 * 0.05
+
+
+def ceiling_record(result: RunResult) -> dict[str, Any]:
+    found = [r for r in result.records if r["type"] == "ceiling"]
+    assert len(found) == 1, result.stdout[-3000:] + result.stderr[-3000:]
+    return found[0]
+
+
+def fixed_ramp_windows(start: float, ceiling: float, step: float) -> int:
+    """Windows a ramp from `start` in steps of `step` runs to cross `ceiling`: up to its last clean step, then one."""
+    return math.floor((ceiling - start) / step) + 2
+
+
+def check_search(result: RunResult, ceiling: float, start: float) -> dict[str, Any]:
+    record = ceiling_record(result)
+    assert result.returncode == ExitCode.PASSED, result.stdout[-3000:] + result.stderr[-3000:]
+    assert record["limited_by"] == "dynamodb" and record["stopped"] == "precision"
+    assert record["low"] <= ceiling <= record["high"], record
+    assert (record["high"] - record["low"]) / record["low"] <= 0.03, record
+    width = record["high"] - record["low"]
+    ramp = fixed_ramp_windows(start, ceiling, width)
+    assert record["windows"] == len(result.windows) < ramp, (record["windows"], ramp)
+    assert result.end["conclusion"]["text"].startswith("DynamoDB's ")
+    return record
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(720)
+def test_a_write_search_brackets_the_models_ceiling(tmp_path: Path) -> None:
+    result = run_dynlocust("find-write-ceiling", tmp_path, *SHRINK, timeout=420)
+    record = check_search(result, WRITE_CEILING, 1000 * 0.05)
+    assert record["operation"] == "write" and record["reasons"] == ["TableWriteKeyRangeThroughputExceeded"]
+    assert "DynamoDB's write ceiling for table ceiling is " in result.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(720)
+def test_a_read_search_brackets_the_models_read_ceiling(tmp_path: Path) -> None:
+    result = run_dynlocust("find-read-ceiling", tmp_path, *SHRINK, timeout=420)
+    record = check_search(result, READ_CEILING, 4000 * 0.05)
+    assert record["operation"] == "read" and record["reasons"] == ["TableReadKeyRangeThroughputExceeded"]
+    check_plan_and_report(tmp_path / "test-run")
+
+
+def check_plan_and_report(run_dir: Path) -> None:
+    """`dynlocust plan` on the read search's results, its figures computed here by hand from the price table: a
+    strongly consistent read of a 1 KB item is 1 read unit; at 8,000 reads/s the on-demand maximum is +25 %, the
+    provisioned units are over a 70 % target, a month is 30 days."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "dynlocust.cli", "plan", str(run_dir), "--target", "8000/s"],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "units per request: 1.000 read, 0.000 write" in out, out
+    provisioned = math.ceil(8000 / 0.7)  # 11,429
+    assert "OnDemandThroughput maximum 10,000 read / 0 write units/s" in out
+    assert "WarmThroughput before launch 12,000 read / 4,000 write units/s" in out  # a new table's own suffice
+    assert f"provisioned: {provisioned:,} read / 0 write units/s" in out
+    month = 8000 * 30 * 86400 * US_EAST_1.read_per_million / 1e6  # $2,592.00
+    provisioned_month = provisioned * US_EAST_1.read_unit_hour * 720  # $1,069.75
+    assert f"${US_EAST_1.read_per_million:,.4f} per million requests on demand" in out
+    assert f"${month:,.2f} on demand, ${provisioned_month:,.2f} provisioned" in out
+    assert f"prices as of {US_EAST_1.as_of}" in out
+    assert "capacity_scale 0.05" in out  # the caveat: these are the embedded endpoint's figures
+    html = (run_dir / "report" / "report.html").read_text()
+    assert '<table id="probes">' in html and '<ul id="capacity-plan">' in html
+    assert "ceiling low/s" in html and "ceiling high/s" in html  # the bracket on the throughput chart
+
+
+@pytest.mark.slow
+def test_a_starved_fleet_ends_inconclusive_and_names_the_rate_it_could_not_offer(tmp_path: Path) -> None:
+    """One user against a table far above it: a client limit, never the table's ceiling."""
+    scenario = tmp_path / "starved.yaml"
+    text = (ROOT / "scenarios" / "find-write-ceiling.yaml").read_text()
+    scenario.write_text(text.replace("concurrency: 200", "concurrency: 1").replace("from: 1000", "from: 4000"))
+    result = run_dynlocust(scenario, tmp_path, "--local", "--duration-scale", "0.1", timeout=300)
+    assert result.returncode == ExitCode.INCONCLUSIVE, result.stdout[-3000:] + result.stderr[-3000:]
+    record = ceiling_record(result)
+    assert record["limited_by"] == "client" and record["stopped"] == "client-bound", record
+    assert record["rate"] == record["probes"][-1]["rate"]
+    assert "could not offer" in result.stdout
+
+
+FLEET_SEARCH = scenario_yaml(
+    "fleet-search",
+    "search: {from: 50, factor: 1.5, precision: 0.03, window: 37.5s, op: write}",
+    target="{local: {capacity_scale: 0.05, time_scale: 4}}",
+    transport="fast",
+    item_size="1KB",
+    concurrency=100,
+    deadline="8s",
+)
+
+
+@pytest.fixture
+def endpoint() -> Iterator[LocalEndpoint]:
+    ep = LocalEndpoint(capacity_scale=0.05, time_scale=4).start()
+    try:
+        yield ep
+    finally:
+        ep.stop()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(720)
+def test_a_master_and_two_workers_find_the_same_ceiling(endpoint: LocalEndpoint, tmp_path: Path) -> None:
+    """The master's search decides each probe from the merged window and hands each worker half of it."""
+    scenario = tmp_path / "fleet-search.yaml"
+    scenario.write_text(FLEET_SEARCH)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    common = [sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--scenario", str(scenario)]
+    master = subprocess.Popen(
+        [*common, "--master", "--master-bind-host", "127.0.0.1", "--master-bind-port", str(port), "--headless",
+         "--expect-workers", "2", "-u", "10", "-r", "10", "--host", endpoint.url, "--results-dir", str(tmp_path),
+         "--run-id", "fleet", "--metrics-port", "0", "--only-summary"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    worker_argv = [*common, "--worker", "--master-host", "127.0.0.1", "--master-port", str(port)]
+    worker_argv += ["--metrics-port", "0", "--results-dir", str(tmp_path)]
+    quiet = subprocess.DEVNULL
+    workers = [subprocess.Popen(worker_argv, cwd=ROOT, env=env, stdout=quiet, stderr=quiet) for _ in range(2)]
+    try:
+        out, _ = master.communicate(timeout=600)
+    finally:
+        procs: list[subprocess.Popen[Any]] = [master, *workers]
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait(10)
+    records = read_results(tmp_path / "fleet" / "results.jsonl")
+    (record,) = [r for r in records if r["type"] == "ceiling"]
+    assert master.returncode == ExitCode.PASSED, out[-4000:]
+    assert record["limited_by"] == "dynamodb" and record["stopped"] == "precision", record
+    assert record["low"] <= WRITE_CEILING <= record["high"], record
+    assert abs(record["rate"] - WRITE_CEILING) / WRITE_CEILING < 0.03
+    windows = [r for r in records if r["type"] == "window"]
+    assert len(windows) == record["windows"]
+    for window in windows:  # every probe was played by both workers, half each
+        assert sorted(window["workers"]) == ["0", "1"] and not window["missing_workers"]
+        offered = [share["offered"] for share in window["workers"].values()]
+        assert abs(offered[0] - offered[1]) <= 1 and sum(offered) == half_up(window["target_rate"] * 37.5)
+
+
+@pytest.mark.slow
+def test_the_web_uis_dynamodb_tab_follows_the_search_live(tmp_path: Path) -> None:
+    """The tab's status line says the bracket while the search runs; its rows show decided probes only."""
+    text = FLEET_SEARCH.replace("precision: 0.03, window: 37.5s", "precision: 0.1, window: 12s, max_windows: 4")
+    seen: list[str] = []
+    with webui.web_locust(tmp_path, text, "--autostart") as web:
+        deadline = time.monotonic() + 150
+        while time.monotonic() < deadline:
+            with urllib.request.urlopen(web.url + "/dynamodb/state.json", timeout=5) as response:
+                state = json.load(response)
+            status = (state.get("run") or {}).get("status", "")
+            if "search: ceiling in [" in status and status not in seen:
+                seen.append(status)
+                rates = [row["target"] for row in state["windows"]]
+                assert "0" not in rates, rates  # no undecided probe shown as a rate of 0
+            if (state.get("run") or {}).get("stage") == "finished":
+                break
+            time.sleep(0.5)
+    assert any("probing 75.0/s" in s for s in seen), seen  # the second probe, decided from the first
+    assert any("probing 112.5/s" in s for s in seen), seen  # and the third: the tab followed without a reload
