@@ -185,11 +185,15 @@ def test_a_worker_that_joins_mid_run_takes_a_share_of_the_next_windows(endpoint:
 def test_a_fleet_with_one_starved_worker_says_which(endpoint: LocalEndpoint, tmp_path: Path) -> None:
     master, workers, _ = start_fleet(tmp_path, endpoint.url, "starved", hog=True)
     out = finish(master, workers)
-    assert master.returncode == ExitCode.INCONCLUSIVE, out[-4000:]  # every window client-bound, as asserted below
     (spool,) = (tmp_path / "hog" / "starved").glob("worker-*.jsonl")
     hog = int(spool.stem.removeprefix("worker-"))  # the fleet index the hog worker was given
     windows = [r for r in read_results(tmp_path / "starved" / "results.jsonl") if r["type"] == "window"]
     assert len(windows) == 4
+    # a window the hog left short by at most 5% of the fleet's sends is still judged ("ok + client-bound": the
+    # table took what was sent, docs/verdicts.md); the run is inconclusive only when none is
+    judged = [w["index"] for w in windows if w["verdict_detail"]["labels"][0] != "client-bound"]
+    expected = ExitCode.PASSED if judged else ExitCode.INCONCLUSIVE
+    assert master.returncode == expected, (judged, out[-4000:])
     for window in windows:
         detail = window["verdict_detail"]
         assert "client-bound" in detail["labels"], (window["index"], detail, window["saturation"])
