@@ -176,16 +176,21 @@ def full_disk(tmp_path: Path) -> Iterator[Path]:
         yield mount
 
 
-def test_a_full_results_disk_stops_the_run_failed_with_only_complete_lines(full_disk: Path) -> None:
-    text = scenario_yaml(
-        "full",
-        "steps: [" + ", ".join(["{rate: 20, window: 1s}"] * 30) + "]",
+def one_second_windows(name: str, count: int) -> str:
+    """A scenario of `count` one-second windows at 20/s: a results write fails within the first of them."""
+    return scenario_yaml(
+        name,
+        "steps: [" + ", ".join(["{rate: 20, window: 1s}"] * count) + "]",
         transport=None,
         tables="[{name: t, partition_key: {name: pk, type: S}}]",
         item_size=100,
         concurrency=5,
         deadline="1s",
     )
+
+
+def test_a_full_results_disk_stops_the_run_failed_with_only_complete_lines(full_disk: Path) -> None:
+    text = one_second_windows("full", 30)
     scenario = write_scenario(full_disk.parent, text, "full.yaml")
     started = time.monotonic()
     result = run_dynlocust(scenario, full_disk, run_id="full", timeout=120)
@@ -209,15 +214,7 @@ def test_a_results_disk_with_no_space_stops_the_run_at_its_first_record(
 ) -> None:
     client = raw_client(instant_create.url)
     add_foreign_table(client)
-    text = scenario_yaml(
-        "nospace",
-        "steps: [" + ", ".join(["{rate: 20, window: 1s}"] * 20) + "]",
-        transport=None,
-        tables="[{name: t, partition_key: {name: pk, type: S}}]",
-        item_size=100,
-        concurrency=5,
-        deadline="1s",
-    )
+    text = one_second_windows("nospace", 20)
     scenario = write_scenario(tmp_path, text, "nospace.yaml")
     with filled_tmpfs(tmp_path, 0) as nospace:
         # before the fix the run hung with its users spawned and nothing sent: bounded here, not by the watchdog
