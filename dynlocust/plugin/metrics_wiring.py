@@ -52,8 +52,8 @@ def install(environment: Environment, registry: CollectorRegistry | None = None)
     state = context.state_for(environment)
     metrics = Metrics(
         registry if registry is not None else CollectorRegistry(),
-        run_source=lambda: context.current_run(environment),
-        search_source=lambda: getattr(context.current_report(environment), "search", None),
+        run_source=lambda: context.current_share(environment),
+        search_source=lambda: getattr(context.current_merge(environment), "search", None),
     )
     state.metrics = _Installed(metrics)
     role_for(environment).wire_metrics(metrics)

@@ -25,7 +25,7 @@ from dynlocust.exit_codes import ExitCode
 from dynlocust.fleet import merge
 from dynlocust.fleet.merge import FleetMerge
 from dynlocust.plugin import metrics_wiring, safety
-from dynlocust.plugin.context import RunContext, current, current_report, current_run, state_for
+from dynlocust.plugin.context import RunContext, current, current_merge, current_share, state_for
 from dynlocust.run.closed_window import ClosedWindow
 from dynlocust.run.local_run import LocalRun
 from dynlocust.run.table_state import TableStatePoller
@@ -107,16 +107,16 @@ class Standalone(Role):
         while it says running, and the windows it shows last must be the closed ones, not a stale running one."""
         from dynlocust.plugin import setup
 
-        run = current_run(self.environment)
+        run = current_share(self.environment)
         if run is not None and not run.finished and setup.keeps_running(self.environment):
             run.stop("stopped")
             run.wait(run.deadline + 2.0)
 
     def play(self, run: RunContext, t0: float) -> None:
         state = state_for(self.environment)
-        report, scenario, tables = run.report, state.scenario, run.tables
+        report, scenario, tables = run.merge, state.scenario, run.tables
         assert report is not None and scenario is not None and tables is not None
-        run.run = LocalRun(
+        run.share = LocalRun(
             scenario,
             tables.physical_names,
             run.run_id,
@@ -126,13 +126,13 @@ class Standalone(Role):
             on_done=lambda totals: report.worker_done(0, totals),
             thresholds=state.settings.thresholds,
         )
-        local = run.run
+        local = run.share
 
         def probe(index: int, start: float, rate: float) -> None:
             local.set_probe(index, start, rate)
 
         report.on_probe, report.on_search_end = probe, local.end_search
-        run.run.start()
+        run.share.start()
         safety.watch(self.environment, run)
 
 
@@ -166,7 +166,7 @@ class Master(Role):
         run.t0 = t0
         for index, client_id in enumerate(run.workers):
             self.runner.send_message(merge.PLAN, self.plan_message(run, index), client_id=client_id)
-        report = run.report
+        report = run.merge
         assert report is not None
         report.on_probe = lambda index, start, rate: self._to_live(run, {"index": index, "start": start, "rate": rate})
         report.on_search_end = lambda windows: self._to_live(run, {"end": windows})
@@ -174,7 +174,7 @@ class Master(Role):
 
     def _to_live(self, run: RunContext, probe: dict[str, Any]) -> None:
         """A search's next probe (or its end) to every worker still in the run."""
-        report = run.report
+        report = run.merge
         for index, client_id in enumerate(run.workers):
             if report is None or index not in report.lost:
                 self.runner.send_message(merge.PROBE, probe, client_id=client_id)
@@ -196,7 +196,7 @@ class Master(Role):
 
     def _watch_workers(self, run: RunContext) -> None:
         """Tell the report about workers Locust has marked missing (no heartbeat for a few seconds)."""
-        report = run.report
+        report = run.merge
         assert report is not None
         # once shutdown has begun the master quits its workers itself: a worker gone then was stopped, not lost
         while not report.finished and not safety.is_quitting(self.environment):
@@ -231,7 +231,7 @@ class Master(Role):
     def on_worker_hello(self, client_id: str) -> None:
         """A worker joining a running fleet takes a share from the next window that starts far enough ahead."""
         run = current(self.environment)
-        report = run.report if run is not None else None
+        report = run.merge if run is not None else None
         if run is None or report is None or report.finished or client_id in run.workers:
             return
         from_window = _next_window(report)
@@ -241,17 +241,17 @@ class Master(Role):
         self._rebalance(run, report, from_window, joined=report.add_worker())
 
     def on_worker_window(self, data: dict[str, Any]) -> None:
-        report = current_report(self.environment)
+        report = current_merge(self.environment)
         if report is not None:
             report.add_window(int(data["worker_index"]), ClosedWindow.from_dict(data["record"]))
 
     def on_worker_done(self, data: dict[str, Any]) -> None:
-        report = current_report(self.environment)
+        report = current_merge(self.environment)
         if report is not None:
             report.worker_done(int(data["worker_index"]), data)
 
     def on_worker_clock(self, data: dict[str, Any]) -> None:
-        report = current_report(self.environment)
+        report = current_merge(self.environment)
         if report is not None:
             report.record_clock(int(data["worker_index"]), float(data["master_time"]), float(data["worker_time"]))
 
@@ -275,7 +275,7 @@ class Worker(Role):
         self.runner.register_message(merge.REPLAN, lambda msg, **_kw: self.on_replan(msg.data))
         self.runner.register_message(merge.PROBE, lambda msg, **_kw: self.on_probe(msg.data))
         self.runner.send_message(merge.HELLO, {})  # now it can take a plan, even mid-run
-        safety.guard_worker(self.environment, self.runner, lambda: current_run(self.environment))
+        safety.guard_worker(self.environment, self.runner, lambda: current_share(self.environment))
 
     def wire_metrics(self, metrics: Metrics) -> None:
         metrics.worker = str(self.index)
@@ -290,7 +290,7 @@ class Worker(Role):
         return None
 
     def on_test_stop(self) -> None:
-        run = current_run(self.environment)
+        run = current_share(self.environment)
         if run is not None and not run.finished:
             run.stop("stopped by the master")
 
@@ -301,7 +301,7 @@ class Worker(Role):
         scenario = state.scenario
         previous = state.run
         if scenario is None or (
-            previous is not None and previous.run is not None and previous.run_id == plan["run_id"]
+            previous is not None and previous.share is not None and previous.run_id == plan["run_id"]
         ):
             return
         if plan["digest"] != state.digest:
@@ -311,8 +311,8 @@ class Worker(Role):
             self.environment.process_exit_code = ExitCode.BAD_INPUT  # a worker that cannot play is no worker
             gevent.spawn(runner.quit)
             return
-        if previous is not None and previous.run is not None and not previous.run.finished:
-            previous.run.stop("a new run began")
+        if previous is not None and previous.share is not None and not previous.share.finished:
+            previous.share.stop("a new run began")
         runner.send_message(
             merge.CLOCK,
             {"worker_index": plan["worker_index"], "master_time": plan["master_time"], "worker_time": time.time()},
@@ -320,7 +320,7 @@ class Worker(Role):
         set_host(self.environment, plan["host"])
         index = int(plan["worker_index"])  # this worker's identity in the fleet's reports
         run = state.run = RunContext(str(plan["run_id"]), stage="running")
-        run.run = LocalRun(
+        run.share = LocalRun(
             scenario,
             dict(plan["tables"]),
             plan["run_id"],
@@ -336,13 +336,13 @@ class Worker(Role):
             thresholds=state.settings.thresholds,
         )
         results_dir = Path(state.settings.results_dir) / plan["run_id"]
-        safety.spool_windows(run.run, results_dir / f"worker-{index}.jsonl")
-        run.run.start()
+        safety.spool_windows(run.share, results_dir / f"worker-{index}.jsonl")
+        run.share.start()
         safety.watch(self.environment, run, results_dir / f"watchdog-{index}.json")
 
     def on_probe(self, probe: dict[str, Any]) -> None:
         """The master's search decided the next probe (or stopped): take this worker's share of it."""
-        run = current_run(self.environment)
+        run = current_share(self.environment)
         if run is None:
             return
         if "end" in probe:
@@ -351,7 +351,7 @@ class Worker(Role):
             run.set_probe(int(probe["index"]), float(probe["start"]), float(probe["rate"]))
 
     def on_replan(self, replan: dict[str, Any]) -> None:
-        run = current_run(self.environment)
+        run = current_share(self.environment)
         if run is not None:
             run.replan(int(replan["from_window"]), int(replan["share_index"]), int(replan["share_count"]))
 

@@ -271,11 +271,11 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 
 
 def watch(environment: Environment, state: context.RunContext, snapshot_path: Path | None = None) -> Watchdog:
-    """Start a watchdog over `state.run`; its snapshot goes to `snapshot_path`, by default next to the results
+    """Start a watchdog over `state.share`; its snapshot goes to `snapshot_path`, by default next to the results
     file."""
     from dynlocust.exit_codes import ExitCode
 
-    run = state.run
+    run = state.share
     assert run is not None, "a watchdog follows a started run"
     if snapshot_path is None and state.results_path is not None:
         snapshot_path = state.results_path.parent / SNAPSHOT_FILE

@@ -44,7 +44,7 @@ class ScenarioUser(DynamoDBUser):
 
     @task
     def send(self) -> None:
-        run = context.current_run(self.environment)
+        run = context.current_share(self.environment)
         if run is None:
             gevent.sleep(0.05)
             return

@@ -223,7 +223,7 @@ def begin(environment: Environment) -> None:
         environment.process_exit_code = state.record(RunOutcome(run.run_id, code))
         gevent.spawn(after_run, environment)
 
-    run.report = FleetMerge(
+    run.merge = FleetMerge(
         scenario,
         build_plan(scenario, t0=t0),
         writer,
@@ -235,18 +235,18 @@ def begin(environment: Environment) -> None:
         search=new_search(scenario),
         probe_lead=role.probe_lead,
     )
-    run.report.start(
+    run.merge.start(
         run_id=run.run_id,
         tables=run.tables.physical_names,
         seconds_to_active=run.tables.seconds_to_active,
         workers=list(run.workers),
         table_state=poller.before if poller is not None else None,
     )
-    if run.report.finished:
+    if run.merge.finished:
         raise gevent.GreenletExit  # its run record could not be written: it failed, it quits, no user spawns
     role.play(run, t0)
     if poller is not None:
-        poller.start([w.end for w in run.report.plan.windows], run.report.table_state_polled)
+        poller.start([w.end for w in run.merge.plan.windows], run.merge.table_state_polled)
     if safety.is_quitting(environment) or runner.state in (STATE_STOPPING, STATE_STOPPED, STATE_CLEANUP):
         # interrupted while the run started: teardown ends it as aborted; Locust, whose shutdown has stopped the
         # runner under this listener, must not go on to spawn users

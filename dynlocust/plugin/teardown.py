@@ -53,10 +53,10 @@ def _end(environment: Environment, run: RunContext, reason: str) -> None:
     state = state_for(environment)
     code: int | None = None
     try:
-        if run.run is not None and not run.run.finished:
-            run.run.stop(reason)
-            run.run.wait(run.run.deadline + 2.0)
-        report = run.report
+        if run.share is not None and not run.share.finished:
+            run.share.stop(reason)
+            run.share.wait(run.share.deadline + 2.0)
+        report = run.merge
         if report is not None:
             if report.exit_code is None:  # the run did not wind down in time: it still ends as aborted
                 report.abort(f"{reason}; the run did not stop in time")
@@ -81,7 +81,7 @@ def _conclude(environment: Environment, state: EnvironmentState, run: RunContext
     """Record how `run` ended; the process's exit code becomes the worst of its runs'. A headless run's report is
     built when Locust quits, after its own tables; a web UI run's now, so that its tab can show it."""
     options = environment.parsed_options
-    report = run.report
+    report = run.merge
     outcome = RunOutcome(
         run.run_id,
         code,

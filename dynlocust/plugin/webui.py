@@ -89,7 +89,7 @@ def page_script() -> str:
 
 def _views(environment: Environment) -> tuple[FleetMerge | None, LocalRun | None]:
     """The merged view (master or standalone) and this process's own run (standalone only: live counters)."""
-    return context.current_report(environment), context.current_run(environment)
+    return context.current_merge(environment), context.current_share(environment)
 
 
 def _run_state(environment: Environment) -> RunContext | None:
@@ -104,7 +104,7 @@ def _scenario(environment: Environment) -> Scenario | None:
 
 def setup_status(state: RunContext | None) -> str | None:
     """What set-up is doing or why it failed, while no window has started; None once the run has begun."""
-    if state is None or state.report is not None:
+    if state is None or state.merge is not None:
         return None
     if state.setup_error:
         return f"set-up failed: {state.setup_error}"
