@@ -147,3 +147,9 @@ def current_merge(environment: Environment) -> FleetMerge | None:
     """The fleet's merge of the current run (master or standalone), once it has started."""
     run = current(environment)
     return run.merge if run is not None else None
+
+
+def keeps_running(environment: Environment) -> bool:
+    """Whether the process outlives a run: the web UI's, where each Start begins another (not headless)."""
+    options = getattr(environment, "parsed_options", None)
+    return getattr(environment, "web_ui", None) is not None and not getattr(options, "headless", False)

@@ -1,5 +1,9 @@
 """Every Locust listener dynlocust registers, in one place, in the order Locust fires them.
 
+Each listener that depends on the process's place in a run hands the event to its role (`dynlocust.plugin.roles`),
+which owns the run's life and registers its own role-specific listeners (metrics, fleet messages): start-up goes one
+way, listeners, then roles, then what they call.
+
 Two sets, each registered once however often it is asked for:
 - `register_plugin`, for any locustfile with a dynlocust user (`dynlocust.plugin.users` asks for it): the options,
   the process's role, its Prometheus metrics;
@@ -17,7 +21,8 @@ In firing order:
   web UI, credentials redacted from logs, interrupts (Ctrl-C and SIGTERM) routed, the role's fleet messages
   registered (before the scenario is prepared: workers say hello while a master starts its endpoint) and the
   scenario prepared;
-- `test_start`: a fresh run set up and handed out (`setup.begin`);
+- `test_start`: the role's `begin` (standalone or master: a fresh run set up and handed out; a worker waits for its
+  plan);
 - `test_stopping`: the role's stopping (a standalone web UI run closes its windows while Locust still says running);
 - `test_stop`: the role's stop (the run ended, its tables deleted and, in the web UI, its report written; a worker
   stops its share);
@@ -41,17 +46,14 @@ from dynlocust.plugin import (
     console,
     epilogue,
     lifeline,
-    metrics_wiring,
     options,
     otel_wiring,
     safety,
-    setup,
-    teardown,
     web_origin,
     webui,
 )
 from dynlocust.plugin.context import settings_for, state_for
-from dynlocust.plugin.roles import create, role_for
+from dynlocust.plugin.roles import begin, create, role_for
 
 _REGISTERED: set[str] = set()
 
@@ -114,11 +116,11 @@ def _create_role(environment: Environment, **_kwargs: Any) -> None:
 
 
 def _install_metrics(environment: Environment, **_kwargs: Any) -> None:
-    metrics_wiring.install(environment)
+    role_for(environment).install_metrics()
 
 
 def _uninstall_metrics(environment: Environment, **_kwargs: Any) -> None:
-    metrics_wiring.uninstall(environment)
+    role_for(environment).uninstall_metrics()
 
 
 def _install_otel(environment: Environment, **_kwargs: Any) -> None:
@@ -144,12 +146,13 @@ def _prepare(environment: Environment, **_kwargs: Any) -> None:
     safety.route_interrupts()
     with safety.interrupts_held():  # a Ctrl-C here reaches Locust's main loop, which shuts down through `quitting`
         # the messages first: a master's `prepare` waits for its embedded endpoint, and workers say hello meanwhile
-        role_for(environment).register()
-        setup.prepare(environment)
+        role = role_for(environment)
+        role.register()
+        role.prepare()
 
 
 def _begin(environment: Environment, **_kwargs: Any) -> None:
-    setup.begin(environment)
+    begin(environment)
 
 
 def _stopping(environment: Environment, **_kwargs: Any) -> None:
@@ -161,6 +164,4 @@ def _stop(environment: Environment, **_kwargs: Any) -> None:
 
 
 def _quitting(environment: Environment, **_kwargs: Any) -> None:
-    safety.quit_once(
-        environment, lambda: teardown.quit(environment), signal_aborts=not setup.keeps_running(environment)
-    )
+    role_for(environment).quit()

@@ -24,8 +24,8 @@ from dynlocust.plugin.context import (
     RunOutcome,
     current,
     current_merge,
-    current_share,
     current_scenario,
+    current_share,
     settings_for,
     state_for,
 )
