@@ -7,7 +7,7 @@ shows the whole fleet. A `Collector` turns the dicts into metric families at scr
 
 Requests are counted from the `RequestRecord` each request event carries in its context (`dynlocust.request.client`
 builds it), so the runner needs no calls of its own; run-level gauges (target and offered rate, dropped sends,
-in-flight requests, client-bound) are sampled once a second from the process's `LocalRun` (`sample_run`).
+in-flight requests, client-bound) are sampled once a second from the process's `LocalRun`'s `Progress` (`sample_run`).
 Label values are bounded: API operation names, the scenario's *logical* table names
 (the physical names carry the run id), outcome kinds, and codes and reasons that match a closed pattern.
 This module holds values and the collector only; `dynlocust.plugin.metrics_wiring` attaches them to Locust.
@@ -23,7 +23,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gevent
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
@@ -41,6 +41,9 @@ from dynlocust.request.outcomes import THROTTLED
 from dynlocust.request.record import RequestRecord
 from dynlocust.run.saturation import REASONS, Saturation
 from dynlocust.run.search import CeilingSearch
+
+if TYPE_CHECKING:
+    from dynlocust.run.local_run import LocalRun
 
 log = logging.getLogger(__name__)
 
@@ -182,28 +185,20 @@ class RunSample:
     """The client's evidence on the last closed window (None before one closed)."""
 
 
-def sample_run(run: Any, now: float) -> RunSample:
-    """Read a `dynlocust.run.local_run.LocalRun` (duck-typed: the only place that knows its attributes)."""
-    window, phase, target = -1, "", 0.0
-    for segment, planned in zip(run.segments, run.plan.windows, strict=True):
-        if segment.start <= now < segment.end:
-            window, phase, target = segment.index, planned.phase, segment.rate
-            break
-        if now >= segment.end:
-            window, phase = segment.index, planned.phase
-    dropped = sum(run.pacer.window_counts(w.index).dropped for w in run.plan.windows)
-    client = run.closed[-1] if run.closed else None
-    client_bound = bool(client is not None and client.client_bound)
+def sample_run(run: LocalRun, now: float) -> RunSample:
+    """Sample a share's `Progress` (`dynlocust.run.progress`, its one read model) at `now`."""
+    progress = run.progress(now)
+    client = progress.saturation
     return RunSample(
-        run_id=str(run.run_id),
-        sent=int(run.sent),
-        dropped=int(dropped),
-        inflight=int(sum(run.inflight.values())),
-        target_rate=float(target),
-        window=window,
-        phase=str(phase),
-        client_bound=client_bound,
-        tables={physical: logical for logical, physical in run.physical_names.items()},
+        run_id=progress.run_id,
+        sent=progress.sent,
+        dropped=progress.dropped,
+        inflight=progress.in_flight_total,
+        target_rate=progress.rate,
+        window=progress.window,
+        phase=progress.phase,
+        client_bound=bool(client is not None and client.client_bound),
+        tables=progress.tables,
         client=client,
     )
 

@@ -50,6 +50,8 @@ from dynlocust.exit_codes import ExitCode, worst
 from dynlocust.plugin import context
 from dynlocust.request.client import measured_call
 from dynlocust.run.closed_window import ClosedWindow
+from dynlocust.run.local_run import LocalRun
+from dynlocust.run.progress import Progress
 from dynlocust.run.results import ResultsWriter
 
 log = logging.getLogger(__name__)
@@ -138,18 +140,17 @@ def greenlet_stacks(*, limit: int = MAX_STACKS) -> list[dict[str, Any]]:
     return stacks
 
 
-def snapshot(run: Any) -> dict[str, Any]:
-    """Partial counts of `run` plus where it is stuck."""
-    inflight = {str(w): n for w, n in run.inflight.items() if n}
+def snapshot(progress: Progress) -> dict[str, Any]:
+    """Partial counts of a run's `progress` plus where it is stuck."""
     return {
         "counts": {
-            "sent": run.sent,
-            "completed": run.sent - sum(run.inflight.values()),
-            "in_flight": inflight,
-            "read_units": run.read_units,
-            "write_units": run.write_units,
-            "windows_closed": len(run.closed),
-            "windows_planned": len(run.plan.windows),
+            "sent": progress.sent,
+            "completed": progress.sent - progress.in_flight_total,
+            "in_flight": {str(w): n for w, n in progress.in_flight.items()},
+            "read_units": progress.read_units,
+            "write_units": progress.write_units,
+            "windows_closed": progress.windows_closed,
+            "windows_planned": progress.windows_planned,
         },
         "requests": [vars(c) for c in in_flight_calls()],
         "greenlets": greenlet_stacks(),
@@ -172,10 +173,9 @@ class Trip:
         return {"kind": self.kind, "reason": self.reason, "at": self.at, **self.snapshot}
 
 
-def run_deadline(run: Any, margin: float | None = None) -> float:
+def run_deadline(run: LocalRun, margin: float | None = None) -> float:
     """Wall-clock time by which `run` must be over: its last window's end, the per-call deadline and a margin."""
-    windows = run.plan.windows
-    end = windows[-1].end if windows else run.t0
+    end = run.progress().plan_end
     if margin is None:
         margin = max(RUN_MARGIN_MIN, RUN_MARGIN_RATIO * (end - run.t0))
     return end + run.deadline + margin
@@ -183,9 +183,10 @@ def run_deadline(run: Any, margin: float | None = None) -> float:
 
 @dataclass
 class Watchdog:
-    """Follows one `LocalRun`; `check()` is one step (for tests), `start()` runs it every `interval` seconds."""
+    """Follows one `LocalRun` through its `Progress`; `check()` is one step (for tests), `start()` runs it every
+    `interval` seconds."""
 
-    run: Any
+    run: LocalRun
     deadline_at: float
     stall_after: float
     snapshot_path: Path | None = None
@@ -222,15 +223,18 @@ class Watchdog:
 
     def check(self) -> Trip | None:
         """Look once; trip (and act) on a passed deadline or a stall. Returns the trip, if any."""
-        if self.trip is not None or self.run.finished:
+        if self.trip is not None:
             return self.trip
+        progress = self.run.progress()
+        if progress.finished:
+            return None
         now = self.monotonic()
-        in_flight = sum(self.run.inflight.values())
-        completed = self.run.sent - in_flight
+        in_flight = progress.in_flight_total
+        completed = progress.sent - in_flight
         if completed != self._completed or in_flight == 0:
             self._completed, self._progress_at = completed, now
-        if self.run.clock() > self.deadline_at:
-            over = self.run.clock() - self.deadline_at
+        if progress.at > self.deadline_at:
+            over = progress.at - self.deadline_at
             return self._trip(DEADLINE, f"watchdog: the run passed its deadline by {over:.1f} s")
         if now - self._progress_at >= self.stall_after:
             return self._trip(
@@ -241,7 +245,8 @@ class Watchdog:
         return None
 
     def _trip(self, kind: str, reason: str) -> Trip:
-        trip = Trip(kind, reason, self.run.clock(), snapshot(self.run))
+        progress = self.run.progress()
+        trip = Trip(kind, reason, progress.at, snapshot(progress))
         self.trip = trip
         log.error("%s; %d requests in flight", reason, len(trip.snapshot["requests"]))
         for call in trip.snapshot["requests"][:10]:
@@ -298,7 +303,7 @@ def watch(environment: Environment, state: context.RunContext, snapshot_path: Pa
 # -- workers without a master --------------------------------------------------------------------------------
 
 
-def spool_windows(run: Any, path: Path) -> ResultsWriter | None:
+def spool_windows(run: LocalRun, path: Path) -> ResultsWriter | None:
     """Write each window `run` closes to `path` before it is sent: a worker's data survives its master.
 
     A spool that cannot be opened is logged and skipped: the run itself does not depend on it."""
@@ -336,7 +341,7 @@ def _quit_runner(environment: Environment, *, wait: bool = False) -> None:
 
 
 def guard_worker(
-    environment: Environment, runner: WorkerRunner, current: Callable[[], Any], timeout: float | None = None
+    environment: Environment, runner: WorkerRunner, current: Callable[[], LocalRun | None], timeout: float | None = None
 ) -> gevent.Greenlet:
     """On a worker: once the master is silent for `timeout` s, stop this worker's run and quit the worker."""
     limit = context.settings_for(environment).master_timeout if timeout is None else timeout

@@ -158,22 +158,19 @@ def live_report(fleet: FleetMerge, run: LocalRun | None = None, now: float | Non
     now = fleet.clock() if now is None else now
     windows = [_CACHE.get(fleet, c) for c in list(fleet.closed)]
     if run is not None and not fleet.finished:
+        progress = run.progress(now, figures_from=len(windows))
         for planned in fleet.plan.windows[len(windows) :]:
             if planned.start > now:
                 break
-            verdict = "running"
-            stats = run.book.get(planned.index)
-            if stats is None:  # closed here, and the merge still waits for it (for the tables' state at its end)
-                parts = fleet.received.get(planned.index, {})
-                if len(parts) != 1:
-                    break
-                (part,) = parts.values()
-                stats, verdict = part.stats, "closing"
-            w = window_from_stats(stats, phase=planned.phase, verdict=verdict, t0=fleet.plan.t0)
-            counts = run.pacer.window_counts(planned.index)
+            part = progress.open_windows.get(planned.index)
+            if part is None:
+                break
+            w = window_from_stats(
+                part.stats, phase=planned.phase, verdict="closing" if part.closing else "running", t0=fleet.plan.t0
+            )
             elapsed = min(now, planned.end) - planned.start
-            w.summary["offered"] = counts.handed + counts.dropped
-            w.summary["dropped"] = counts.dropped
+            w.summary["offered"] = part.handed + part.dropped
+            w.summary["dropped"] = part.dropped
             w.summary["accepted_per_s"] = w.summary["accepted"] / elapsed if elapsed > 0 else None
             w.bins = [b for b in w.bins if b.t + b.seconds <= now - fleet.plan.t0]
             windows.append(w)

@@ -49,6 +49,9 @@ ERROR_KINDS = frozenset({VALIDATION, NOT_FOUND, AUTH, TIMEOUT, CONNECTION, SERVE
 """Kinds that are failures of the test itself; condition failures and transaction conflicts are answers."""
 
 DEFAULT_BIN_SECONDS = 10.0
+HANDED_ON_KEPT = 4
+"""Windows a `WindowBook` keeps readable once handed on: a merge waits for a window's tables' state, a poll
+within the per-call deadline, so at most one or two are waiting."""
 
 _KIND_SET = frozenset(KINDS)
 _PERCENTILES = {"p50": 0.5, "p90": 0.9, "p99": 0.99}
@@ -583,6 +586,8 @@ class WindowBook:
         self._indexes = [w.index for w in ordered]
         self.unrouted = 0
         """Records whose time fell in no window, or in one already handed on (counted, not lost silently)."""
+        self._recent: dict[int, WindowStats] = {}
+        """The last `HANDED_ON_KEPT` windows handed on, readable while the merge may still wait for them."""
 
     @classmethod
     def from_segments(cls, segments: Iterable[Segment], *, bin_seconds: float = DEFAULT_BIN_SECONDS) -> WindowBook:
@@ -599,7 +604,15 @@ class WindowBook:
         arrives later is counted as unrouted (a long run keeps no window twice)."""
         stats = self[index]
         del self._by_index[index]
+        self._recent[index] = stats
+        for old in sorted(self._recent)[:-HANDED_ON_KEPT]:
+            del self._recent[old]
         return stats
+
+    def handed_on(self, index: int) -> WindowStats | None:
+        """Window `index`'s statistics as handed on, if it was one of the last few (the web UI shows such a window
+        as closing until the fleet's merge has closed it)."""
+        return self._recent.get(index)
 
     def __getitem__(self, index: int) -> WindowStats:
         try:
