@@ -20,6 +20,7 @@ from dynlocust.run.tally import WindowStats
 from dynlocust.run.verdict import Verdict
 from dynlocust.scenario import load_scenario_text
 from dynlocust.scenario.plan import build_plan
+from tests.support.tally import count_outcome
 
 SCENARIO = """\
 name: unit
@@ -59,7 +60,8 @@ def worker_window(
     stats = WindowStats.for_segment(segment, bin_seconds=1.0)
     for kind, n in kinds.items():
         for i in range(n):
-            stats.record(
+            count_outcome(
+                stats,
                 at=window.start + i * 0.01, kind=kind, code="ThrottlingException" if kind == "throttled" else None,
                 reasons=["TableWriteKeyRangeThroughputExceeded"] if kind == "throttled" else [],
                 latency=0.002 * (i + 1), latency_from_intended=0.003 * (i + 1), write_units=1.0,
