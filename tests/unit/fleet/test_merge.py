@@ -120,7 +120,7 @@ def test_the_merged_window_is_the_results_line_and_reads_back_as_written(tmp_pat
     # what the run keeps for its conclusion is the same line less its histograms: bins and pacing (its lag)
     assert report.records[0] == {k: v for k, v in line.items() if k not in ("bins", "pacing")}
     assert line["bins"] and "lag" in line["pacing"]
-    assert not report.received  # the workers' parts are merged and let go
+    assert not report.parts  # the workers' parts are merged and let go
     # and the window itself settled: its figures and per-bin figures, its histograms only in the file
     assert closed.stats.bins == [] and closed.bin_summaries == back.stats.bin_summaries()
     assert closed.summary == line["summary"] and closed.stats.handed == line["pacing"]["handed"] == 20
