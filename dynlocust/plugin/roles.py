@@ -148,8 +148,7 @@ class RunOwner(Role):
         t0 = time.time() + self.start_lead
         fleet = setup.start_merge(environment, run, writer, t0, table_states=poller, probe_lead=self.probe_lead)
         self.play(run, fleet, t0)
-        if poller is not None:
-            poller.start([w.end for w in fleet.plan.windows], fleet.table_state_polled)
+        poller.start([w.end for w in fleet.plan.windows], fleet.table_state_polled)
         if safety.is_quitting(environment) or runner.state in (STATE_STOPPING, STATE_STOPPED, STATE_CLEANUP):
             # interrupted while the run started: teardown ends it as aborted; Locust, whose shutdown has stopped
             # the runner under this listener, must not go on to spawn users
@@ -249,9 +248,9 @@ class Master(RunOwner):
 
     def _to_live(self, run: RunContext, probe: dict[str, Any]) -> None:
         """A search's next probe (or its end) to every worker still in the run."""
-        report = run.merge
+        fleet = run.merge
         for index, client_id in enumerate(run.workers):
-            if report is None or index not in report.lost:
+            if fleet is None or index not in fleet.lost:
                 self.runner.send_message(merge.PROBE, probe, client_id=client_id)
 
     def plan_message(self, run: RunContext, worker: int) -> dict[str, Any]:
@@ -270,23 +269,23 @@ class Master(RunOwner):
         }
 
     def _watch_workers(self, run: RunContext) -> None:
-        """Tell the report about workers Locust has marked missing (no heartbeat for a few seconds)."""
-        report = run.merge
-        assert report is not None
+        """Tell the merge about workers Locust has marked missing (no heartbeat for a few seconds)."""
+        fleet = run.merge
+        assert fleet is not None
         # once shutdown has begun the master quits its workers itself: a worker gone then was stopped, not lost
-        while not report.finished and not safety.is_quitting(self.environment):
+        while not fleet.finished and not safety.is_quitting(self.environment):
             for index, client_id in enumerate(run.workers):
                 node = self.runner.clients.get(client_id)
-                if index not in report.lost and (node is None or node.state == STATE_MISSING):
-                    report.worker_lost(index)
-                    from_window = _next_window(report)
+                if index not in fleet.lost and (node is None or node.state == STATE_MISSING):
+                    fleet.worker_lost(index)
+                    from_window = _next_window(fleet)
                     if from_window is not None:
-                        self._rebalance(run, report, from_window)
+                        self._rebalance(run, fleet, from_window)
             gevent.sleep(1.0)
 
-    def _rebalance(self, run: RunContext, report: FleetMerge, from_window: int, joined: int | None = None) -> None:
+    def _rebalance(self, run: RunContext, fleet: FleetMerge, from_window: int, joined: int | None = None) -> None:
         """Split every window from `from_window` over the live workers: after one was lost, or when `joined` came."""
-        live = [i for i in range(len(run.workers)) if i not in report.lost]
+        live = [i for i in range(len(run.workers)) if i not in fleet.lost]
         if not live:
             return
         for share_index, worker in enumerate(live):
@@ -298,37 +297,37 @@ class Master(RunOwner):
                 )  # fmt: skip
             else:
                 self.runner.send_message(merge.REPLAN, share, client_id=run.workers[worker])
-        for worker in report.lost:
-            report.rebalance(worker, from_window)
+        for worker in fleet.lost:
+            fleet.rebalance(worker, from_window)
         if joined is not None:
-            report.worker_joined(joined, from_window)
+            fleet.worker_joined(joined, from_window)
 
     def on_worker_hello(self, client_id: str) -> None:
         """A worker joining a running fleet takes a share from the next window that starts far enough ahead."""
         run = current(self.environment)
-        report = run.merge if run is not None else None
-        if run is None or report is None or report.finished or client_id in run.workers:
+        fleet = run.merge if run is not None else None
+        if run is None or fleet is None or fleet.finished or client_id in run.workers:
             return
-        from_window = _next_window(report)
+        from_window = _next_window(fleet)
         if from_window is None:
             return
         run.workers = (*run.workers, client_id)
-        self._rebalance(run, report, from_window, joined=report.add_worker())
+        self._rebalance(run, fleet, from_window, joined=fleet.add_worker())
 
     def on_worker_window(self, data: dict[str, Any]) -> None:
-        report = current_merge(self.environment)
-        if report is not None:
-            report.add_window(int(data["worker_index"]), ClosedWindow.from_dict(data["record"]))
+        fleet = current_merge(self.environment)
+        if fleet is not None:
+            fleet.add_window(int(data["worker_index"]), ClosedWindow.from_dict(data["record"]))
 
     def on_worker_done(self, data: dict[str, Any]) -> None:
-        report = current_merge(self.environment)
-        if report is not None:
-            report.worker_done(int(data["worker_index"]), data)
+        fleet = current_merge(self.environment)
+        if fleet is not None:
+            fleet.worker_done(int(data["worker_index"]), data)
 
     def on_worker_clock(self, data: dict[str, Any]) -> None:
-        report = current_merge(self.environment)
-        if report is not None:
-            report.record_clock(int(data["worker_index"]), float(data["master_time"]), float(data["worker_time"]))
+        fleet = current_merge(self.environment)
+        if fleet is not None:
+            fleet.record_clock(int(data["worker_index"]), float(data["master_time"]), float(data["worker_time"]))
 
 
 class Worker(Role):
@@ -451,10 +450,10 @@ def role_for(environment: Environment) -> Role:
     return state.role
 
 
-def _next_window(report: FleetMerge) -> int | None:
+def _next_window(fleet: FleetMerge) -> int | None:
     """The first window that starts far enough ahead for a new share to reach every worker in time."""
     start_after = time.time() + REPLAN_LEAD
-    return next((w.index for w in report.plan.windows if w.start > start_after), None)
+    return next((w.index for w in fleet.plan.windows if w.start > start_after), None)
 
 
 def _agreement(settings: Settings) -> dict[str, str]:

@@ -232,7 +232,7 @@ def start_merge(
     writer: ResultsWriter,
     t0: float,
     *,
-    table_states: TableStatePoller | None,
+    table_states: TableStatePoller,
     probe_lead: float,
 ) -> FleetMerge:
     """The fleet's merge of the run's windows, its run record written; when the run ends, the process's exit code
@@ -262,7 +262,7 @@ def start_merge(
         tables=run.tables.physical_names,
         seconds_to_active=run.tables.seconds_to_active,
         workers=list(run.workers),
-        table_state=table_states.before if table_states is not None else None,
+        table_state=table_states.before,
     )
     if merge.finished:
         raise gevent.GreenletExit  # its run record could not be written: it failed, it quits, no user spawns
