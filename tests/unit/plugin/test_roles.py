@@ -5,7 +5,6 @@ run; a master sets up and merges while its worker plays the share a plan hands i
 from __future__ import annotations
 
 import json
-import socket
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -25,6 +24,7 @@ from dynlocust.plugin.context import current_share, state_for
 from dynlocust.plugin.scenario_user import ScenarioUser
 from dynlocust.request.transport.boto3 import make_client
 from tests.support.scenarios import put_scenario, write_scenario
+from tests.support.webui import free_port
 
 TWO_WINDOWS = put_scenario("roles", "steps: [{rate: 20, window: 1s}, {rate: 20, window: 1s}]", concurrency=2)
 
@@ -64,12 +64,6 @@ def _until(done: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
         gevent.sleep(0.05)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.mark.timeout(120)
 def test_a_standalone_process_sets_up_plays_and_ends_its_run(tmp_path: Path, endpoint: LocalEndpoint) -> None:
     environment = _environment(tmp_path, endpoint, "alone")
@@ -107,7 +101,7 @@ def test_a_master_hands_its_worker_a_share_and_merges_the_windows_it_sends(
 ) -> None:
     master_env = _environment(tmp_path, endpoint, "fleet")
     worker_env = _environment(tmp_path, endpoint, "fleet")
-    port = _free_port()
+    port = free_port()
     master_runner = master_env.create_master_runner("127.0.0.1", port)
     worker_runner = worker_env.create_worker_runner("127.0.0.1", port)
     master, worker = roles.role_for(master_env), roles.role_for(worker_env)
