@@ -3,8 +3,7 @@
 The role ending a run hands itself over (`dynlocust.plugin.roles`). `end_run` ends one run, once, whatever ended
 it: the plan's end or Stop in the web UI (Locust's `test_stop`, so the tables go at once and the next Start begins
 afresh), or the process quitting (an interrupt, a headless run's end). `quit` ends the current run and stops the
-embedded endpoint. A run interrupted during set-up still gets a
-results file whose end record says at which stage.
+embedded endpoint. A run interrupted during set-up still gets a results file whose end record says at which stage.
 """
 
 from __future__ import annotations
