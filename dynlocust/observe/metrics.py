@@ -1,11 +1,15 @@
-"""Prometheus metrics of one process: the API that counts, samples, merges and serves.
+"""Prometheus metrics of one process: the API that counts, samples, merges and serves (`Metrics`).
 
 `prometheus_client`'s model, split the same way: the values are `dynlocust.observe.metric_values`' (plain data,
 merged across a fleet as deltas), their families and the collector `dynlocust.observe.metric_families`'; this
-module is what the rest of dynlocust calls. Requests are counted from the `RequestRecord` each request event
-carries in its context (`dynlocust.request.client` builds it), so the runner needs no calls of its own; run-level
-gauges (target and offered rate, dropped sends, in-flight requests, client-bound) are sampled once a second from
-the process's `LocalRun` (`sample_run`). `dynlocust.plugin.metrics_wiring` attaches all this to Locust.
+module is what the rest of dynlocust calls.
+
+Requests are counted from the `RequestRecord` each request event carries in its context (`dynlocust.request.client`
+builds it), so the runner needs no calls of its own; run-level gauges (target and offered rate, dropped sends,
+in-flight requests, client-bound) are sampled once a second from the process's `LocalRun` (`sample_run`).
+Label values are bounded: API operation names, the scenario's *logical* table names
+(the physical names carry the run id), outcome kinds, and codes and reasons that match a closed pattern
+(`metric_values.LabelBounds`). `dynlocust.plugin.metrics_wiring` attaches all this to Locust.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import gevent
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
 from dynlocust.cost import US_EAST_1, Prices, dollars
-from dynlocust.observe.metric_families import CLIENT_EVIDENCE, Collector, families
+from dynlocust.observe.metric_families import CLIENT_EVIDENCE, Collector, families, le_label
 from dynlocust.observe.metric_values import (
     ALWAYS_PRESENT,
     COUNTERS,
@@ -46,6 +50,8 @@ from dynlocust.request.record import RequestRecord
 from dynlocust.run.saturation import Saturation
 from dynlocust.run.search import CeilingSearch
 
+log = logging.getLogger(__name__)
+
 __all__ = [
     "ALWAYS_PRESENT",
     "CLIENT_EVIDENCE",
@@ -65,11 +71,10 @@ __all__ = [
     "RunSample",
     "WorkerGauges",
     "apply_deltas",
+    "le_label",
     "sample_run",
     "snapshot_deltas",
 ]
-
-log = logging.getLogger(__name__)
 
 SAMPLE_INTERVAL = 1.0
 FINAL_SCRAPE_WAIT_MAX = 15.0

@@ -30,7 +30,6 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 
 from dynlocust.observe import metrics as m
-from dynlocust.observe.metric_families import le_label
 from dynlocust.plugin import listeners, metrics_wiring
 from dynlocust.request.client import REQUEST_TYPE, Target, measured_call
 from dynlocust.request.outcomes import THROTTLED, DeadlineExceeded, Outcome, ThrottlingReason, classify
@@ -191,7 +190,7 @@ def test_latency_lands_in_the_smallest_bucket_that_holds_it(ms: float, le: str) 
     buckets = {
         dict(k)["le"]: v for (n, k), v in got.items() if n == "dynlocust_request_duration_seconds_bucket"
     }  # cumulative
-    bounds = [le_label(b) for b in m.DURATION_BUCKETS] + ["+Inf"]
+    bounds = [m.le_label(b) for b in m.DURATION_BUCKETS] + ["+Inf"]
     first = next(b for b in bounds if buckets[b] == 1)
     assert first == le
     sum_labels = {"operation": "PutItem", "table": "items", "outcome": "ok"}  # the logical table name
