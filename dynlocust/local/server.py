@@ -154,6 +154,7 @@ class LocalServer:
         content_type: str = JSON_CONTENT_TYPE,
         headers: dict[str, str] | None = None,
     ) -> bytes:
+        """The full response bytes, with the service's request id and CRC32 headers (refusals of the loop too)."""
         self._rid += 1
         extra = "".join(f"{name}: {value}\r\n" for name, value in headers.items()) if headers else ""
         head = (
