@@ -14,11 +14,11 @@ import orjson
 from dynlocust.dynamodb import MAX_BATCH_BYTES, MAX_TRANSACT_BYTES
 from dynlocust.local import errors, params
 from dynlocust.local.errors import ServiceError
-from dynlocust.local.items import WritePlan, account, apply, item_key, key_of, plan_write, required_item, updated
+from dynlocust.local.items import account, apply, item_key, key_of, plan_write, required_item, updated
 from dynlocust.local.limits import BATCH_GET_MAX, BATCH_WRITE_MAX, TRANSACT_ITEMS_MAX
 from dynlocust.local.params import Exprs
 from dynlocust.local.state import Ctx, State, throttle_error
-from dynlocust.local.store import Item, StoredItem
+from dynlocust.local.store import Item, StoredItem, WritePlan
 from dynlocust.local.units import ITEM_LIMIT, Consumed, item_size, read_units, write_units
 
 GSI_THROTTLE_TX = (

@@ -7,7 +7,6 @@ decoded only where a request reads their attributes; a response carries them as 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from dynlocust.local import errors, expressions, legacy, params
@@ -15,26 +14,8 @@ from dynlocust.local.attrvalues import check_nesting
 from dynlocust.local.limits import HASH_KEY_MAX_BYTES, RANGE_KEY_MAX_BYTES
 from dynlocust.local.params import Exprs
 from dynlocust.local.state import Ctx, State, throttle_error
-from dynlocust.local.store import Index, Item, StoredItem, Table, check_key_sizes, comparable
+from dynlocust.local.store import Index, Item, StoredItem, Table, WritePlan, check_key_sizes, comparable
 from dynlocust.local.units import ITEM_LIMIT, Consumed, item_size, read_units, write_units
-
-
-@dataclass
-class WritePlan:
-    """One item write, validated and priced, not yet applied."""
-
-    table: Table
-    hk: Any
-    sk: Any
-    partition: str
-    old: StoredItem | None
-    new: Item | None
-    entries: list[tuple[Index, Any, Any, int, int]]  # index, old entry, new entry, old/new projected size
-    table_units: float
-    gsi_units: dict[str, tuple[float, str]]
-    lsi_units: dict[str, float]
-    size_old: int
-    size_new: int
 
 
 def required_item(body: dict[str, Any], path: str) -> Item:

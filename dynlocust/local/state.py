@@ -10,18 +10,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from dynlocust.dynamodb import THROTTLE_CAUSE_HEADER
 from dynlocust.local import errors
 from dynlocust.local.config import LocalConfig
 from dynlocust.local.errors import ServiceError
 from dynlocust.local.idempotency import TokenStore
-from dynlocust.local.store import StoredItem, Table
+from dynlocust.local.store import StoredItem, Table, WritePlan
 from dynlocust.local.units import write_units
-
-if TYPE_CHECKING:
-    from dynlocust.local.items import WritePlan
 
 
 class Ctx:

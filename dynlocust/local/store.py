@@ -454,3 +454,21 @@ class Table:
 
     def index(self, name: str) -> Index | None:
         return self.gsis.get(name) or self.lsis.get(name)
+
+
+@dataclass
+class WritePlan:
+    """One item write, validated and priced, not yet applied."""
+
+    table: Table
+    hk: Any
+    sk: Any
+    partition: str
+    old: StoredItem | None
+    new: Item | None
+    entries: list[tuple[Index, Any, Any, int, int]]  # index, old entry, new entry, old/new projected size
+    table_units: float
+    gsi_units: dict[str, tuple[float, str]]
+    lsi_units: dict[str, float]
+    size_old: int
+    size_new: int

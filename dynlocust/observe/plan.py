@@ -25,7 +25,7 @@ from typing import Any
 
 from dynlocust.cost import US_EAST_1, Prices
 from dynlocust.errors import ConfigurationError
-from dynlocust.run.results import read_results
+from dynlocust.run.results import read_results, results_file
 
 CAP_HEADROOM = 0.25
 AUTOSCALING_TARGET = 0.70
@@ -205,8 +205,6 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("results", help="a results.jsonl of a ceiling search, or its run directory")
     parser.add_argument("--target", default=None, help="the rate to plan for, e.g. 8000/s (default: the ceiling)")
     args = parser.parse_args(argv)
-    from dynlocust.observe.report.build import results_file
-
     path = results_file(args.results)
     if not path.exists():
         raise ConfigurationError(f"results: expected a results file, found no such file {path}")

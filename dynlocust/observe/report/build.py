@@ -20,12 +20,11 @@ from dynlocust.errors import DynlocustError
 from dynlocust.observe.conclusion import Conclusion, conclude, window_list
 from dynlocust.observe.throttle_causes import Explanation, explain
 from dynlocust.run.closed_window import ClosedWindow
-from dynlocust.run.results import ResultsError, read_results
+from dynlocust.run.results import ResultsError, read_results, results_file
 from dynlocust.run.saturation import Saturation, combine
 from dynlocust.run.tally import WindowError, WindowStats
 from dynlocust.run.verdict import Verdict
 
-RESULTS_NAME = "results.jsonl"
 REPORT_DIR = "report"
 
 
@@ -237,12 +236,6 @@ def _window_report(records: list[dict[str, Any]], phase_of: dict[int, str], t0: 
     )
     report.table_state = first.table_state if first is not None else None
     return report
-
-
-def results_file(path: str | os.PathLike[str]) -> Path:
-    """`path` itself, or the results file inside a run directory."""
-    p = Path(path)
-    return p / RESULTS_NAME if p.is_dir() else p
 
 
 def load_report(path: str | os.PathLike[str]) -> RunReport:

@@ -190,7 +190,7 @@ def test_latency_lands_in_the_smallest_bucket_that_holds_it(ms: float, le: str) 
     buckets = {
         dict(k)["le"]: v for (n, k), v in got.items() if n == "dynlocust_request_duration_seconds_bucket"
     }  # cumulative
-    bounds = [m._le(b) for b in m.DURATION_BUCKETS] + ["+Inf"]
+    bounds = [m.le_label(b) for b in m.DURATION_BUCKETS] + ["+Inf"]
     first = next(b for b in bounds if buckets[b] == 1)
     assert first == le
     sum_labels = {"operation": "PutItem", "table": "items", "outcome": "ok"}  # the logical table name
