@@ -34,9 +34,9 @@ import gevent  # noqa: E402
 
 from dynlocust.local.embedded import LocalEndpoint  # noqa: E402
 from dynlocust.plugin import options  # noqa: E402
-from dynlocust.plugin.fast_users import FastDynamoDBUser  # noqa: E402
-from dynlocust.plugin.users import DynamoDBUser  # noqa: E402
 from dynlocust.request.transport.boto3 import make_client  # noqa: E402
+from dynlocust.user_classes.dynamodb_user import DynamoDBUser  # noqa: E402
+from dynlocust.user_classes.fast_user import FastDynamoDBUser  # noqa: E402
 
 TABLE = "bench-transport"
 ITEM = {"pk": {"S": "key-0"}, "payload": {"S": "x" * 200}, "n": {"N": "42"}}

@@ -27,10 +27,10 @@ from typing import Any
 
 import locust  # noqa: F401 - first: gevent patching before botocore
 
+from dynlocust.compare.measure import Case, PairContext, Row, format_table, measure
+from dynlocust.compare.reference import Bench, DynlocustMapper, ReferenceMapper
 from dynlocust.errors import DynlocustError
 from dynlocust.observe.diff import mapper as diff_mapper
-from dynlocust.plugin.compare_measure import Case, PairContext, Row, format_table, measure
-from dynlocust.plugin.compare_reference import Bench, DynlocustMapper, ReferenceMapper
 from dynlocust.request.transport.boto3 import endpoint_errors, make_client
 
 ADAPTERS = ("dynlocust", "pynamodb")
@@ -52,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--pairs",
         metavar="MODULE",
         help="your own rows instead of the reference set: a module name or .py file whose pairs(context) "
-        "returns dynlocust.plugin.compare.Case objects",
+        "returns dynlocust.compare.cli.Case objects",
     )
     diff_mapper.add_options(parser)  # --save, --baseline, --fail-on
     return parser
@@ -142,7 +142,7 @@ def run(
         bench.seed()
         mapper: ReferenceMapper | None = None
         if adapter == "pynamodb":
-            from dynlocust.plugin.pynamodb_reference import PynamoDBMapper
+            from dynlocust.compare.pynamodb_reference import PynamoDBMapper
 
             mapper = PynamoDBMapper(bench, endpoint, region)
         cases = _select(bench.cases(mapper), only, "compare")
