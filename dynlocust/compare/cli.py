@@ -30,6 +30,7 @@ import locust  # noqa: F401 - first: gevent patching before botocore
 from dynlocust.compare.measure import Case, PairContext, Row, format_table, measure
 from dynlocust.compare.reference import Bench, DynlocustMapper, ReferenceMapper
 from dynlocust.errors import DynlocustError
+from dynlocust.exit_codes import ExitCode
 from dynlocust.observe.diff import mapper as diff_mapper
 from dynlocust.request.transport.boto3 import endpoint_errors, make_client
 
@@ -155,14 +156,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.runs < 1 or args.repeat < 1:
         print("dynlocust compare: error: expected --runs and --repeat >= 1", file=sys.stderr)
-        return 2
+        return ExitCode.BAD_INPUT
     if args.pairs and args.adapter:
         print(
             f"dynlocust compare: error: expected either --adapter or --pairs, found --adapter {args.adapter} "
             f"and --pairs {args.pairs}",
             file=sys.stderr,
         )
-        return 2
+        return ExitCode.BAD_INPUT
     adapter = args.adapter or "dynlocust"
     local = None
     try:
