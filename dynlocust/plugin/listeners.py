@@ -28,6 +28,7 @@ In firing order:
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -37,14 +38,15 @@ from locust.event import EventHook
 from locust.web import WebUI
 
 from dynlocust import redact
+from dynlocust.errors import DynlocustError
 from dynlocust.plugin import (
     console,
     epilogue,
     lifeline,
     metrics_wiring,
-    options,
     otel_wiring,
     safety,
+    settings,
     setup,
     teardown,
     web_origin,
@@ -52,6 +54,7 @@ from dynlocust.plugin import (
 )
 from dynlocust.plugin.context import settings_for, state_for
 from dynlocust.plugin.roles import create, role_for
+from dynlocust.request.transport.boto3 import validate_endpoint
 
 _REGISTERED: set[str] = set()
 
@@ -70,9 +73,9 @@ def register_plugin() -> None:
     _once(
         "plugin",
         [
-            (events.init_command_line_parser, options.add_arguments),
+            (events.init_command_line_parser, settings.add_arguments),
             (events.init, _link_to_parent),
-            (events.init, options.validate),
+            (events.init, _validate_settings),
             (events.init, _create_role),
             (events.init, _install_metrics),
             (events.init, _install_otel),
@@ -105,6 +108,17 @@ def register_scenario() -> None:
 
 def _link_to_parent(environment: Environment, **_kwargs: Any) -> None:
     lifeline.watch_parent_if_unlinked()
+
+
+def _validate_settings(environment: Environment, **_kwargs: Any) -> None:
+    """Settings and the endpoint, validated before anything starts: a bad value ends the process (exit code 2)."""
+    try:
+        state_for(environment)
+        if environment.host:
+            validate_endpoint(environment.host)
+    except DynlocustError as exc:
+        sys.stderr.write(f"dynlocust: error: {exc}\n")
+        sys.exit(exc.exit_code)
 
 
 def _create_role(environment: Environment, **_kwargs: Any) -> None:

@@ -62,8 +62,8 @@ class Settings:
         return self.read_timeout if self.read_timeout is not None else self.deadline
 
 
-def add_arguments(parser: Any) -> None:
-    """Register every dynlocust option on a Locust (configargparse) parser."""
+def add_arguments(parser: Any, **_kwargs: Any) -> None:
+    """Register every dynlocust option on a Locust (configargparse) parser (Locust's `init_command_line_parser`)."""
     group = parser  # Locust's own parser: its argument groups do not take include_in_web_ui
     # Locust's web UI can start load with the operator's credentials: loopback unless --web-host says otherwise
     # (Locust's default is every interface). DEFAULT_WEB_HOST is a default only: the option and env var still win.

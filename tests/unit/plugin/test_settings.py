@@ -114,7 +114,7 @@ def test_the_web_ui_defaults_to_loopback_and_stays_overridable(
 ) -> None:
     from locust.argument_parser import get_parser
 
-    import dynlocust.plugin.options  # noqa: F401 - registers the options on Locust's parser
+    import dynlocust.user_classes.dynamodb_user  # noqa: F401 - registers the plugin, its options included
 
     for name, value in env.items():
         monkeypatch.setenv(name, value)
