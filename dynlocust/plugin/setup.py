@@ -13,7 +13,6 @@ exclusively, picks T0 a little ahead, and has the process's role hand out the ru
 from __future__ import annotations
 
 import logging
-import os
 import sys
 import time
 from pathlib import Path
@@ -192,7 +191,7 @@ def begin(environment: Environment) -> None:
         read_timeout=scenario.deadline,
         pool_size=16,
     )
-    results_table_name = os.environ.get(results_table.RESULTS_TABLE_ENV, "")  # on ECS: tagged, not the scenario's
+    results_table_name = settings.results_table.name  # on ECS: tagged, not the scenario's
     run.tables = TableManager(client, scenario, run.run_id, ignore=(results_table_name,) if results_table_name else ())
     try:
         run.stage = "creating tables"
@@ -206,7 +205,7 @@ def begin(environment: Environment) -> None:
     try:
         run.results_path.parent.mkdir(parents=True, exist_ok=True)
         # exclusive: of two processes given one run id and one results directory, only one writes there
-        writer = results_table.results_writer(run.results_path, run.run_id, exclusive=True)
+        writer = results_table.results_writer(run.results_path, run.run_id, settings.results_table, exclusive=True)
     except (OSError, DynlocustError) as exc:
         _setup_failed(environment, run, exc)
     run.stage = "running"
