@@ -1,9 +1,9 @@
 """Every Locust listener dynlocust registers, in one place, in the order Locust fires them.
 
 Two sets, each registered once however often it is asked for:
-- `register_plugin`, for any locustfile with a dynlocust user (`dynlocust.plugin.users` asks for it): the options,
-  the process's role, its Prometheus metrics;
-- `register_scenario`, for the scenario locustfile (`dynlocust.plugin.scenario_user`): a scenario run's set-up,
+- `register_plugin`, for any locustfile with a dynlocust user (`dynlocust.user_classes.dynamodb_user` asks for
+  it): the options, the process's role, its Prometheus metrics;
+- `register_scenario`, for the scenario locustfile (`dynlocust.user_classes.scenario_user`): a scenario run's set-up,
   start, stop, shutdown and epilogue, after the plugin's own.
 
 In firing order:
