@@ -5,9 +5,9 @@ which owns the run's life and registers its own role-specific listeners (metrics
 way, listeners, then roles, then what they call.
 
 Two sets, each registered once however often it is asked for:
-- `register_plugin`, for any locustfile with a dynlocust user (`dynlocust.plugin.users` asks for it): the options,
-  the process's role, its Prometheus metrics;
-- `register_scenario`, for the scenario locustfile (`dynlocust.plugin.scenario_user`): a scenario run's set-up,
+- `register_plugin`, for any locustfile with a dynlocust user (`dynlocust.user_classes.dynamodb_user` asks for
+  it): the options, the process's role, its Prometheus metrics;
+- `register_scenario`, for the scenario locustfile (`dynlocust.user_classes.scenario_user`): a scenario run's set-up,
   start, stop, shutdown and epilogue, after the plugin's own.
 
 In firing order:
@@ -33,6 +33,7 @@ In firing order:
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -42,18 +43,20 @@ from locust.event import EventHook
 from locust.web import WebUI
 
 from dynlocust import redact
+from dynlocust.errors import DynlocustError
 from dynlocust.plugin import (
     console,
     epilogue,
     lifeline,
-    options,
     otel_wiring,
     safety,
+    settings,
     web_origin,
     webui,
 )
 from dynlocust.plugin.context import settings_for, state_for
 from dynlocust.plugin.roles import begin, create, role_for
+from dynlocust.request.transport.boto3 import validate_endpoint
 
 _REGISTERED: set[str] = set()
 
@@ -72,9 +75,9 @@ def register_plugin() -> None:
     _once(
         "plugin",
         [
-            (events.init_command_line_parser, options.add_arguments),
+            (events.init_command_line_parser, settings.add_arguments),
             (events.init, _link_to_parent),
-            (events.init, options.validate),
+            (events.init, _validate_settings),
             (events.init, _create_role),
             (events.init, _install_metrics),
             (events.init, _install_otel),
@@ -107,6 +110,17 @@ def register_scenario() -> None:
 
 def _link_to_parent(environment: Environment, **_kwargs: Any) -> None:
     lifeline.watch_parent_if_unlinked()
+
+
+def _validate_settings(environment: Environment, **_kwargs: Any) -> None:
+    """Settings and the endpoint, validated before anything starts: a bad value ends the process (exit code 2)."""
+    try:
+        state_for(environment)
+        if environment.host:
+            validate_endpoint(environment.host)
+    except DynlocustError as exc:
+        sys.stderr.write(f"dynlocust: error: {exc}\n")
+        sys.exit(exc.exit_code)
 
 
 def _create_role(environment: Environment, **_kwargs: Any) -> None:

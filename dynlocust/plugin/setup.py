@@ -14,7 +14,6 @@ with exit code 2 and spawns no user.
 from __future__ import annotations
 
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
@@ -196,7 +195,7 @@ def create_tables(environment: Environment, run: RunContext) -> Any:
         read_timeout=scenario.deadline,
         pool_size=16,
     )
-    results_table_name = os.environ.get(results_table.RESULTS_TABLE_ENV, "")  # on ECS: tagged, not the scenario's
+    results_table_name = state.settings.results_table.name  # on ECS: tagged, not the scenario's
     run.tables = TableManager(client, scenario, run.run_id, ignore=(results_table_name,) if results_table_name else ())
     try:
         run.stage = "creating tables"
@@ -216,7 +215,9 @@ def open_results(environment: Environment, run: RunContext) -> ResultsWriter:
     assert run.results_path is not None
     try:
         run.results_path.parent.mkdir(parents=True, exist_ok=True)
-        writer = results_table.results_writer(run.results_path, run.run_id, exclusive=True)
+        writer = results_table.results_writer(
+            run.results_path, run.run_id, state_for(environment).settings.results_table, exclusive=True
+        )
     except (OSError, DynlocustError) as exc:
         _setup_failed(environment, run, exc)
     run.stage = "running"

@@ -124,7 +124,7 @@ def _record_setup_abort(environment: Environment, state: EnvironmentState, run: 
     assert run.results_path is not None and state.scenario is not None
     try:
         run.results_path.parent.mkdir(parents=True, exist_ok=True)
-        writer = results_table.results_writer(run.results_path, run.run_id)
+        writer = results_table.results_writer(run.results_path, run.run_id, state.settings.results_table)
     except (OSError, DynlocustError) as exc:
         log.error("%s; could not record it: %s", reason, exc)
         return ExitCode.ABORTED

@@ -17,6 +17,7 @@ from typing import Any
 
 from dynlocust.cost import US_EAST_1
 from dynlocust.errors import DynlocustError
+from dynlocust.exit_codes import ExitCode
 from dynlocust.observe.conclusion import Conclusion, conclude, window_list
 from dynlocust.observe.throttle_causes import Explanation, explain
 from dynlocust.run.closed_window import ClosedWindow
@@ -391,7 +392,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         built = build_reports(args.results, args.out)
     except (ReportError, ResultsError) as exc:
         print(f"dynlocust: error: {exc}", file=sys.stderr)
-        return 2
+        return ExitCode.BAD_INPUT
     if not args.quiet:
         from dynlocust.observe.report import markdown
 

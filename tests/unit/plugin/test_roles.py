@@ -21,8 +21,8 @@ import pytest
 from dynlocust.local.embedded import LocalEndpoint
 from dynlocust.plugin import listeners, roles
 from dynlocust.plugin.context import current_share, state_for
-from dynlocust.plugin.scenario_user import ScenarioUser
 from dynlocust.request.transport.boto3 import make_client
+from dynlocust.user_classes.scenario_user import ScenarioUser
 from tests.support.scenarios import put_scenario, write_scenario
 from tests.support.webui import free_port
 

@@ -23,8 +23,8 @@ import boto3
 import pytest
 
 from dynlocust.exit_codes import ExitCode
-from dynlocust.fleet.ecs_resources import TEMPLATE, load_template, start_once, stop_tasks
 from dynlocust.fleet.results_table import publish_record
+from dynlocust.launch.ecs_resources import TEMPLATE, load_template, start_once, stop_tasks
 from dynlocust.run.results import read_results
 from tests.support.runs import ROOT, without_exit_line
 
@@ -143,7 +143,7 @@ def launcher(tmp_path: Path, url: str, run_id: str, vpc: str, subnet: str, worke
     scenario.write_text(SCENARIO)
     template = moto_template(tmp_path, url, run_id)
     return subprocess.Popen(
-        [sys.executable, "-m", "dynlocust.fleet.ecs", "run", str(scenario), "--workers", str(workers),
+        [sys.executable, "-m", "dynlocust.launch.ecs", "run", str(scenario), "--workers", str(workers),
          "--image", "example.invalid/dynlocust:test", "--vpc-id", vpc, "--subnets", subnet, "--endpoint-url", url,
          "--run-id", run_id, "--results-dir", str(tmp_path / "results"), "--poll-interval", "0.2",
          "--timeout", "60", "--template", str(template)],

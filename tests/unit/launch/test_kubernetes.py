@@ -18,9 +18,9 @@ import pytest
 import yaml
 from kubernetes.client import ApiClient  # type: ignore[import-untyped]  # no py.typed
 
-from dynlocust.fleet import kubernetes, kubernetes_checks
-from dynlocust.fleet.kubernetes import RenderOptions, render
-from dynlocust.fleet.kubernetes_checks import ManifestError, fargate_size
+from dynlocust.launch import kubernetes, kubernetes_checks
+from dynlocust.launch.kubernetes import RenderOptions, render
+from dynlocust.launch.kubernetes_checks import ManifestError, fargate_size
 from dynlocust.scenario import load_scenario
 from dynlocust.scenario.catalog import SHIPPED_DIR, shipped_scenarios
 from tests.support.runs import ROOT

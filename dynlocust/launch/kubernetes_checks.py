@@ -13,7 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 from dynlocust.errors import DynlocustError
-from dynlocust.fleet import fargate
+from dynlocust.launch import fargate
 
 MAX_CONFIGMAP_BYTES = 1024 * 1024
 """The API server refuses a ConfigMap whose data exceeds 1 MiB."""

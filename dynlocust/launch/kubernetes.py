@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from dynlocust.errors import DynlocustError
-from dynlocust.fleet.kubernetes_checks import (
+from dynlocust.launch.kubernetes_checks import (
     MAX_LABEL,
     ManifestError,
     check_dns_label,

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from dynlocust.compare.cli import _select, load_pairs, main, run
+from dynlocust.compare.measure import Case
 from dynlocust.errors import DynlocustError
-from dynlocust.plugin.compare import _select, load_pairs, main, run
-from dynlocust.plugin.compare_measure import Case
 
 
 def test_a_pairs_file_loads_and_names_its_function(tmp_path: Path) -> None:

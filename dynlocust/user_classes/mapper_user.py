@@ -25,11 +25,11 @@ from dynlocust.errors import ConfigurationError
 from dynlocust.mapper.model import model_of
 from dynlocust.mapper.repository import Repository
 from dynlocust.plugin import context
-from dynlocust.plugin.users import pool_size, shared_boto3_client, shared_client
 from dynlocust.request.client import Target, measured_call
 from dynlocust.request.outcomes import UNPROCESSED, Outcome, classify
 from dynlocust.request.record import NO_TABLE
 from dynlocust.request.transport.boto3 import LOCAL_CREDENTIALS, MIN_POOL, is_local_endpoint, retry_free_config
+from dynlocust.user_classes.dynamodb_user import pool_size, shared_boto3_client, shared_client
 
 REQUEST_TYPE = "Mapper"
 _LAZY_RESULTS = ("ResultIterator", "Generator")

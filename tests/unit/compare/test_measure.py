@@ -6,8 +6,8 @@ import re
 
 import pytest
 
+from dynlocust.compare.measure import PairContext, Row, format_table
 from dynlocust.observe.diff.stats import median_run
-from dynlocust.plugin.compare_measure import PairContext, Row, format_table
 
 
 def test_context_tags_are_unique() -> None:

@@ -2,7 +2,7 @@
 
 RunTask refuses any other pair only once the stack exists and the fleet is starting, so the launcher checks the
 pair first (`check_size`), and docker/ecs/template.yaml's Rules section enforces the same table for a stack created
-by hand (tests/unit/fleet/test_fargate.py holds the two to each other).
+by hand (tests/unit/launch/test_fargate.py holds the two to each other).
 """
 
 from __future__ import annotations

@@ -23,8 +23,8 @@ import yaml
 
 from dynlocust.exit_codes import ExitCode
 from dynlocust.run.results import read_results
+from tests.integration.launch.test_kubernetes_pod import throttled_total
 from tests.integration.test_docker_compose import free_port, processes, wait_port  # noqa: F401 - a fixture
-from tests.integration.test_kubernetes_pod import throttled_total
 from tests.support.runs import ROOT
 from tests.support.scenarios import put_scenario
 

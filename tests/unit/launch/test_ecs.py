@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from dynlocust.fleet import ecs, ecs_resources
-from dynlocust.fleet.ecs import Progress, format_window
-from dynlocust.fleet.ecs_resources import DeployError, LaunchOptions
+from dynlocust.launch import ecs, ecs_resources
+from dynlocust.launch.ecs import Progress, format_window
+from dynlocust.launch.ecs_resources import DeployError, LaunchOptions
 from dynlocust.run.run_id import new_run_id
 
 REQUIRED = ["--workers", "3", "--image", "img", "--vpc-id", "vpc-1", "--subnets", "subnet-a,subnet-b"]

@@ -12,9 +12,9 @@ from locust.env import Environment  # first: Locust monkey-patches for gevent be
 
 from dynlocust.errors import ConfigurationError
 from dynlocust.plugin.settings import Settings
-from dynlocust.plugin.users import DynamoDBUser, shared_client, transport_options
 from dynlocust.request.transport.fast import FastDynamoDB, make_fast_client
 from dynlocust.scenario.spec import TRANSPORTS
+from dynlocust.user_classes.dynamodb_user import DynamoDBUser, shared_client, transport_options
 
 
 class FastDynamoDBUser(DynamoDBUser):

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from dynlocust.fleet import ecs, ecs_resources, fargate
-from dynlocust.fleet.fargate import SIZES, SizeError, check_size
+from dynlocust.launch import ecs, ecs_resources, fargate
+from dynlocust.launch.fargate import SIZES, SizeError, check_size
 
 
 def test_every_size_fargate_offers_is_accepted() -> None:

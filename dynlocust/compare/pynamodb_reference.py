@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 import gevent
 
 from dynlocust.errors import ConfigurationError
-from dynlocust.plugin.mapper_users import configure_pynamodb
+from dynlocust.user_classes.mapper_user import configure_pynamodb
 
 if TYPE_CHECKING:
-    from dynlocust.plugin.compare_reference import Bench, Order
+    from dynlocust.compare.reference import Bench, Order
 
 
 @dataclass

@@ -27,10 +27,11 @@ from typing import Any
 
 import locust  # noqa: F401 - first: gevent patching before botocore
 
+from dynlocust.compare.measure import Case, PairContext, Row, format_table, measure
+from dynlocust.compare.reference import Bench, DynlocustMapper, ReferenceMapper
 from dynlocust.errors import DynlocustError
+from dynlocust.exit_codes import ExitCode
 from dynlocust.observe.diff import mapper as diff_mapper
-from dynlocust.plugin.compare_measure import Case, PairContext, Row, format_table, measure
-from dynlocust.plugin.compare_reference import Bench, DynlocustMapper, ReferenceMapper
 from dynlocust.request.transport.boto3 import endpoint_errors, make_client
 
 ADAPTERS = ("dynlocust", "pynamodb")
@@ -52,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--pairs",
         metavar="MODULE",
         help="your own rows instead of the reference set: a module name or .py file whose pairs(context) "
-        "returns dynlocust.plugin.compare.Case objects",
+        "returns dynlocust.compare.cli.Case objects",
     )
     diff_mapper.add_options(parser)  # --save, --baseline, --fail-on
     return parser
@@ -142,7 +143,7 @@ def run(
         bench.seed()
         mapper: ReferenceMapper | None = None
         if adapter == "pynamodb":
-            from dynlocust.plugin.pynamodb_reference import PynamoDBMapper
+            from dynlocust.compare.pynamodb_reference import PynamoDBMapper
 
             mapper = PynamoDBMapper(bench, endpoint, region)
         cases = _select(bench.cases(mapper), only, "compare")
@@ -155,14 +156,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.runs < 1 or args.repeat < 1:
         print("dynlocust compare: error: expected --runs and --repeat >= 1", file=sys.stderr)
-        return 2
+        return ExitCode.BAD_INPUT
     if args.pairs and args.adapter:
         print(
             f"dynlocust compare: error: expected either --adapter or --pairs, found --adapter {args.adapter} "
             f"and --pairs {args.pairs}",
             file=sys.stderr,
         )
-        return 2
+        return ExitCode.BAD_INPUT
     adapter = args.adapter or "dynlocust"
     local = None
     try:

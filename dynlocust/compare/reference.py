@@ -20,10 +20,10 @@ import locust  # noqa: F401 - first: gevent patching before botocore
 
 import gevent
 
+from dynlocust.compare.measure import Case
 from dynlocust.errors import DynlocustError
 from dynlocust.mapper.model import Index, entity, model_of
 from dynlocust.mapper.repository import Repository
-from dynlocust.plugin.compare_measure import Case
 
 
 @entity(table="compare-orders", partition_key="pk", sort_key="sk", indexes=[Index("by_status", "status", "created")])

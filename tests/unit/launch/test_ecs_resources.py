@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from dynlocust.fleet import ecs_resources
-from dynlocust.fleet.ecs_resources import DeployError, LaunchOptions, container_overrides
+from dynlocust.launch import ecs_resources
+from dynlocust.launch.ecs_resources import DeployError, LaunchOptions, container_overrides
 
 
 def test_the_scenario_travels_in_the_overrides_within_runtask_limits() -> None:

@@ -3,7 +3,7 @@ them.
 
 The noun here is a run's *resources*: the stack made from template.yaml (beside this module), the master and worker
 tasks started once each (client token, `startedBy` marker), the master's Cloud Map entry and the tables the run
-tagged; `dynlocust.fleet.ecs` launches a run with them and tears them down in `finally`.
+tagged; `dynlocust.launch.ecs` launches a run with them and tears them down in `finally`.
 """
 
 from __future__ import annotations

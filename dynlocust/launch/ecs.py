@@ -24,8 +24,9 @@ from typing import Any, TextIO
 
 from dynlocust.errors import DynlocustError
 from dynlocust.exit_codes import ExitCode
-from dynlocust.fleet import fargate
-from dynlocust.fleet.ecs_resources import (
+from dynlocust.fleet.results_table import END_SEQ, read_records
+from dynlocust.launch import fargate
+from dynlocust.launch.ecs_resources import (
     RUN_TASK_BATCH,
     TEMPLATE,
     DeployError,
@@ -43,7 +44,6 @@ from dynlocust.fleet.ecs_resources import (
     task_ip,
     wait_stack,
 )
-from dynlocust.fleet.results_table import END_SEQ, read_records
 from dynlocust.run.run_id import new_run_id
 from dynlocust.scenario.catalog import resolve
 

@@ -17,9 +17,9 @@ from locust.user.task import LOCUST_STATE_STOPPING
 import gevent
 
 from dynlocust.plugin import context, listeners
-from dynlocust.plugin.fast_users import FastDynamoDBUser, shared_fast_client, user_base
 from dynlocust.plugin.settings import Settings
-from dynlocust.plugin.users import DynamoDBUser
+from dynlocust.user_classes.dynamodb_user import DynamoDBUser
+from dynlocust.user_classes.fast_user import FastDynamoDBUser, shared_fast_client, user_base
 
 listeners.register_scenario()
 

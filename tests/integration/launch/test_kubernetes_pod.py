@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from dynlocust.exit_codes import ExitCode
-from dynlocust.fleet import kubernetes
+from dynlocust.launch import kubernetes
 from dynlocust.run.results import read_results
 from tests.integration.test_containers import BASE_IMAGE, IMAGE_USER, PROBE, podman_runs  # noqa: F401 - a fixture
 from tests.support import kube, podman
