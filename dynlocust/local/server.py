@@ -10,13 +10,16 @@ What a client can hold (LocalConfig's limits, all options of `dynlocust local`):
   limit); one more is answered 503 and closed, so new clients are never locked out by accept() failing.
 - memory: buffered request bytes stay under `max_connections` x 128 KB (a head of at most 64 KB and one
   64 KB read) plus `max_buffered_bytes` for bodies still being received. A body is admitted only when its
-  Content-Length fits in what is left of that budget (else 503), and never over 16 MB (413, as the service).
+  Content-Length fits in what is left of that budget (else 503), and never over 16 MB (413, as the service); a
+  chunked body reserves the whole 16 MB while it is received.
+Every response carries the service's `Server: Server` and an RFC 7231 `Date` (issue 45, class 10).
   Stored items are not part of this bound: a table holds what clients put in it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import email.utils
 import errno
 import json
 import logging
@@ -73,6 +76,8 @@ _REASONS = {
 _HTTP_VERSION = re.compile(r"HTTP/[0-9]\.[0-9]")
 #: Most bytes of a refused body read and dropped before closing (2 x the 16 MB limit; dynlocust's choice).
 DRAIN_MAX = 2 * MAX_REQUEST_BYTES
+#: Longest line of a chunked body read (a chunk's size and its extensions, or a trailer; dynlocust's choice).
+MAX_CHUNK_LINE = 4096
 
 
 def _is_throttle(exc: ServiceError) -> bool:
@@ -270,8 +275,16 @@ class LocalServer:
         self._trimmer: Any = None
         self._background: set[Any] = set()  # greenlets of background work (index backfills)
         self._inbox = memoryview(bytearray(RECV_BYTES))
+        self._date_second, self._date_text = -1, ""
 
     # ---------------------------------------------------------------- protocol
+    def _date(self) -> str:
+        """The Date header's value (RFC 7231's IMF-fixdate), formatted once a second."""
+        now = int(time.time())
+        if now != self._date_second:
+            self._date_second, self._date_text = now, email.utils.formatdate(now, usegmt=True)
+        return self._date_text
+
     def _response(
         self,
         status: int,
@@ -283,6 +296,7 @@ class LocalServer:
         extra = "".join(f"{name}: {value}\r\n" for name, value in headers.items()) if headers else ""
         head = (
             f"HTTP/1.1 {status} {_REASONS.get(status, 'OK')}\r\n"
+            f"Server: Server\r\nDate: {self._date()}\r\n"
             f"x-amzn-RequestId: {self._rid_prefix}{self._rid:020d}\r\n"
             f"x-amz-crc32: {zlib.crc32(body) & 0xFFFFFFFF}\r\n"
             f"{extra}"
@@ -437,6 +451,47 @@ class LocalServer:
             got += n
         return body
 
+    def _read_chunked(self, sock: Any, buf: bytes) -> tuple[bytearray, bytes] | int | None:
+        """A chunked body: (the body, the bytes after it), None when the peer closed early, or the status to refuse
+        it with: 413 once it passes 16 MB (as the service refuses any body over it), 400 when a chunk is malformed.
+        Raises TimeoutError after body_timeout."""
+        data, pos, body = bytearray(buf), 0, bytearray()
+        deadline = time.monotonic() + self.config.body_timeout
+
+        def line() -> int | None:  # the end of the line at pos (reading more as needed), None when the peer closed
+            while (end := data.find(b"\r\n", pos)) < 0:
+                if len(data) - pos > MAX_CHUNK_LINE or not (more := self._read_more(sock, deadline)):
+                    return None
+                data.extend(more)
+            return end
+
+        while True:
+            if (end := line()) is None:
+                return None
+            size_text = bytes(data[pos:end]).split(b";", 1)[0].strip()
+            if not size_text or size_text.strip(b"0123456789abcdefABCDEF"):
+                return 400
+            size = int(size_text, 16)
+            if len(body) + size > MAX_REQUEST_BYTES:
+                return 413
+            pos = end + 2
+            if size == 0:
+                break
+            while len(data) < pos + size + 2:
+                if not (more := self._read_more(sock, deadline)):
+                    return None
+                data.extend(more)
+            if data[pos + size : pos + size + 2] != b"\r\n":
+                return 400
+            body += data[pos : pos + size]
+            del data[: pos + size + 2]
+            pos = 0
+        while (end := line()) != pos:  # trailer lines, then the empty line
+            if end is None:
+                return None
+            pos = end + 2
+        return body, bytes(data[pos + 2 :])
+
     def handle_connection(self, sock: Any, _addr: Any) -> None:
         """Serve one keep-alive connection until the client closes it, asks `Connection: close`, or a limit ends it."""
         self._open += 1
@@ -516,21 +571,19 @@ class LocalServer:
                 name = name.strip().lower()
                 value = value.strip()
                 headers[name] = f"{headers[name]},{value}" if name in headers else value
-            if "chunked" in headers.get("transfer-encoding", "").lower():
-                self._refuse(sock, 400, "chunked transfer encoding is not supported")
-                return
+            chunked = "chunked" in headers.get("transfer-encoding", "").lower()
             cl = headers.get("content-length", "0")
             # digits only: int() would also take "+2", " 2" and "0_2"
-            if not (cl.isdigit() and cl.isascii()):
+            if not chunked and not (cl.isdigit() and cl.isascii()):
                 self._refuse(sock, 400, "invalid Content-Length")
                 return
-            length = int(cl)
+            length = MAX_REQUEST_BYTES if chunked else int(cl)
             if length > MAX_REQUEST_BYTES:
                 self._refuse(sock, 413, unread=length - len(buf))
                 return
             reserved = 0
             try:
-                if len(buf) >= length:
+                if not chunked and len(buf) >= length:
                     body: bytes | bytearray = buf[:length]
                     buf = buf[length:]
                 else:
@@ -542,14 +595,16 @@ class LocalServer:
                     if headers.get("expect", "").lower() == "100-continue":
                         sock.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
                     try:
-                        got = self._read_body(sock, buf, length)
+                        got = self._read_chunked(sock, buf) if chunked else self._read_body(sock, buf, length)
                     except TimeoutError:
                         self._refuse(sock, 408, "request body not received within the body timeout")
                         return
                     if got is None:
                         return
-                    body = got
-                    buf = b""
+                    if isinstance(got, int):  # a chunked body over 16 MB (413) or malformed (400)
+                        self._refuse(sock, got, "" if got == 413 else "malformed chunked body", unread=DRAIN_MAX)
+                        return
+                    body, buf = got if isinstance(got, tuple) else (got, b"")
                     sock.settimeout(idle)
                 if latency:
                     gevent.sleep(self._latency())

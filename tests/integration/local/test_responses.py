@@ -13,8 +13,12 @@ Sources named in the rows:
 
 from __future__ import annotations
 
+import email.utils
 import http.client
 import json
+import re
+import socket
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -305,3 +309,81 @@ def deleted(ep: LocalEndpoint) -> dict[str, Any]:
 def test_delete_table_description(deleted: dict[str, Any], member: str, present: bool) -> None:
     assert (member in deleted) is present, sorted(deleted)
     assert deleted["TableStatus"] == "DELETING"
+
+
+# -- HTTP: every response names the server as the service does and is dated (issue 45; RFC 7231 section 7.1.1.1) --
+IMF_FIXDATE = re.compile(
+    r"(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d\d (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d\d:\d\d:\d\d GMT"
+)
+
+
+@pytest.mark.parametrize(
+    ("op", "req", "status"),
+    [
+        pytest.param("ListTables", {}, 200, id="answer"),
+        pytest.param("GetItem", {"TableName": "missing", "Key": {"pk": {"S": "a"}}}, 400, id="refusal"),
+    ],
+)
+def test_server_and_date_headers(ep: LocalEndpoint, op: str, req: dict[str, Any], status: int) -> None:
+    before = time.time()
+    got, headers, _ = call(ep, op, req)
+    assert got == status
+    assert headers["server"] == "Server"
+    assert IMF_FIXDATE.fullmatch(headers["date"]), headers["date"]
+    sent = email.utils.parsedate_to_datetime(headers["date"]).timestamp()
+    assert before - 1 <= sent <= time.time() + 1
+
+
+def raw(ep: LocalEndpoint, head: bytes, body: Iterator[bytes]) -> tuple[int, bytes]:
+    """Send a request's head and its body's pieces on one socket; (status, response body)."""
+    with socket.create_connection(("127.0.0.1", ep.port), timeout=30) as sock:
+        sock.sendall(head)
+        try:
+            for piece in body:
+                sock.sendall(piece)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # refused before the whole body was read: the answer is still there to read
+        answer = b""
+        while (end := answer.find(b"\r\n\r\n")) < 0 or len(answer) < end + 4 + content_length(answer[:end]):
+            got = sock.recv(65536)
+            assert got, f"the connection closed before a whole response: {answer!r}"
+            answer += got
+    status_line = answer.split(b"\r\n", 1)[0]
+    return int(status_line.split(b" ")[1]), answer[end + 4 :]
+
+
+def content_length(head: bytes) -> int:
+    found = re.search(rb"\r\ncontent-length: *(\d+)", head, re.IGNORECASE)
+    assert found, head
+    return int(found.group(1))
+
+
+CHUNKED_HEAD = (
+    b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-amz-json-1.0\r\n"
+    b"X-Amz-Target: DynamoDB_20120810.ListTables\r\nTransfer-Encoding: chunked\r\n\r\n"
+)
+MB = 1024 * 1024
+
+
+def chunks(total: int, size: int = MB) -> Iterator[bytes]:
+    """`total` bytes of a JSON-ish body as chunks of `size`, then the last chunk."""
+    sent = 0
+    while sent < total:
+        n = min(size, total - sent)
+        yield f"{n:x}\r\n".encode() + b" " * n + b"\r\n"
+        sent += n
+    yield b"0\r\n\r\n"
+
+
+def test_a_17_mb_chunked_body_is_refused_413(ep: LocalEndpoint) -> None:
+    # the service refuses any request body over 16 MB (issue 45: a 17 MB chunked body answers 413)
+    status, _ = raw(ep, CHUNKED_HEAD, chunks(17 * MB))
+    assert status == 413
+    assert ok(ep, "ListTables", {})["TableNames"]  # and the endpoint serves the next client
+
+
+def test_a_small_chunked_body_is_read(ep: LocalEndpoint) -> None:
+    # a chunked body within the limit is a request like any other (RFC 7230 section 4.1: extensions, trailers)
+    status, body = raw(ep, CHUNKED_HEAD, iter([b"1\r\n{\r\n", b"1;ext=1\r\n}\r\n", b"0\r\nX-T: 1\r\n\r\n"]))
+    assert status == 200
+    assert json.loads(body) == ok(ep, "ListTables", {})
