@@ -18,6 +18,7 @@ import time
 from typing import Any
 
 from dynlocust.local import errors
+from dynlocust.local.control import required
 from dynlocust.local.errors import ServiceError
 from dynlocust.local.state import Ctx, State
 from dynlocust.local.store import Table
@@ -32,7 +33,7 @@ def _not_found(message: str) -> ServiceError:
 
 def _table(st: State, req: dict[str, Any], ctx: Ctx) -> Table:
     """The table the ResourceArn names; a missing one is named by its table name, as the service names it."""
-    arn = req["ResourceArn"]  # required, checked with the other constraints
+    arn = req["ResourceArn"]
     name = arn.partition(":table/")[2] if isinstance(arn, str) else ""
     t = st.tables.get(name)
     if t is None or t.arn != arn:
@@ -63,6 +64,7 @@ def _check_expected(t: Table, expected: Any) -> None:
 
 
 def put_resource_policy(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
+    required(req, "ResourceArn", "Policy")
     t = _table(st, req, ctx)
     _check_expected(t, req.get("ExpectedRevisionId"))
     policy = req["Policy"]
@@ -73,6 +75,7 @@ def put_resource_policy(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, A
 
 
 def get_resource_policy(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
+    required(req, "ResourceArn")
     t = _table(st, req, ctx)
     if t.policy is None:
         raise _not_found(t.arn)
@@ -80,6 +83,7 @@ def get_resource_policy(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, A
 
 
 def delete_resource_policy(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
+    required(req, "ResourceArn")
     t = _table(st, req, ctx)
     _check_expected(t, req.get("ExpectedRevisionId"))
     if t.policy is None:
