@@ -12,8 +12,8 @@ What a client can hold (LocalConfig's limits, all options of `dynlocust local`):
   64 KB read) plus `max_buffered_bytes` for bodies still being received. A body is admitted only when its
   Content-Length fits in what is left of that budget (else 503), and never over 16 MB (413, as the service); a
   chunked body reserves the whole 16 MB while it is received.
-Every response carries the service's `Server: Server` and an RFC 7231 `Date` (issue 45, class 10).
   Stored items are not part of this bound: a table holds what clients put in it.
+Every response carries the service's `Server: Server` and an RFC 7231 `Date` (issue 45, class 10).
 """
 
 from __future__ import annotations
@@ -458,16 +458,16 @@ class LocalServer:
         data, pos, body = bytearray(buf), 0, bytearray()
         deadline = time.monotonic() + self.config.body_timeout
 
-        def line() -> int | None:  # the end of the line at pos (reading more as needed), None when the peer closed
-            while (end := data.find(b"\r\n", pos)) < 0:
-                if len(data) - pos > MAX_CHUNK_LINE or not (more := self._read_more(sock, deadline)):
+        def line() -> int | None:  # the end of the line at pos, reading more as needed; -1 if too long, None if closed
+            while (end := data.find(b"\r\n", pos)) < 0 and len(data) - pos <= MAX_CHUNK_LINE:
+                if not (more := self._read_more(sock, deadline)):
                     return None
                 data.extend(more)
-            return end
+            return end if 0 <= end - pos <= MAX_CHUNK_LINE else -1
 
         while True:
-            if (end := line()) is None:
-                return None
+            if (end := line()) is None or end < 0:
+                return None if end is None else 400
             size_text = bytes(data[pos:end]).split(b";", 1)[0].strip()
             if not size_text or size_text.strip(b"0123456789abcdefABCDEF"):
                 return 400
@@ -487,8 +487,8 @@ class LocalServer:
             del data[: pos + size + 2]
             pos = 0
         while (end := line()) != pos:  # trailer lines, then the empty line
-            if end is None:
-                return None
+            if end is None or end < 0:
+                return None if end is None else 400
             pos = end + 2
         return body, bytes(data[pos + 2 :])
 
