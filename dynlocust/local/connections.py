@@ -12,7 +12,8 @@ What a client can hold (LocalConfig's limits, all options of `dynlocust local`):
   limit); one more is answered 503 and closed, so new clients are never locked out by accept() failing.
 - memory: buffered request bytes stay under `max_connections` x 128 KB (a head of at most 64 KB and one
   64 KB read) plus `max_buffered_bytes` for bodies still being received. A body is admitted only when its
-  Content-Length fits in what is left of that budget (else 503), and never over 16 MB (413, as the service).
+  Content-Length fits in what is left of that budget (else 503), and never over 16 MB (413, as the service); a
+  chunked body reserves the whole 16 MB while it is received.
   Stored items are not part of this bound: a table holds what clients put in it.
 """
 
@@ -44,6 +45,8 @@ FD_RESERVE = 64  # descriptors kept free for the process itself (logs, the liste
 _HTTP_VERSION = re.compile(r"HTTP/[0-9]\.[0-9]")
 #: Most bytes of a refused body read and dropped before closing (2 x the 16 MB limit; dynlocust's choice).
 DRAIN_MAX = 2 * MAX_REQUEST_BYTES
+#: Longest line of a chunked body read (a chunk's size and its extensions, or a trailer; dynlocust's choice).
+MAX_CHUNK_LINE = 4096
 
 
 class Application(Protocol):
@@ -223,6 +226,47 @@ class Connections:
             got += n
         return body
 
+    def _read_chunked(self, sock: Any, buf: bytes) -> tuple[bytearray, bytes] | int | None:
+        """A chunked body: (the body, the bytes after it), None when the peer closed early, or the status to refuse
+        it with: 413 once it passes 16 MB (as the service refuses any body over it), 400 when a chunk is malformed.
+        Raises TimeoutError after body_timeout."""
+        data, pos, body = bytearray(buf), 0, bytearray()
+        deadline = time.monotonic() + self.config.body_timeout
+
+        def line() -> int | None:  # the end of the line at pos, reading more as needed; -1 if too long, None if closed
+            while (end := data.find(b"\r\n", pos)) < 0 and len(data) - pos <= MAX_CHUNK_LINE:
+                if not (more := self._read_more(sock, deadline)):
+                    return None
+                data.extend(more)
+            return end if 0 <= end - pos <= MAX_CHUNK_LINE else -1
+
+        while True:
+            if (end := line()) is None or end < 0:
+                return None if end is None else 400
+            size_text = bytes(data[pos:end]).split(b";", 1)[0].strip()
+            if not size_text or size_text.strip(b"0123456789abcdefABCDEF"):
+                return 400
+            size = int(size_text, 16)
+            if len(body) + size > MAX_REQUEST_BYTES:
+                return 413
+            pos = end + 2
+            if size == 0:
+                break
+            while len(data) < pos + size + 2:
+                if not (more := self._read_more(sock, deadline)):
+                    return None
+                data.extend(more)
+            if data[pos + size : pos + size + 2] != b"\r\n":
+                return 400
+            body += data[pos : pos + size]
+            del data[: pos + size + 2]
+            pos = 0
+        while (end := line()) != pos:  # trailer lines, then the empty line
+            if end is None or end < 0:
+                return None if end is None else 400
+            pos = end + 2
+        return body, bytes(data[pos + 2 :])
+
     def handle_connection(self, sock: Any, _addr: Any) -> None:
         """Serve one keep-alive connection until the client closes it, asks `Connection: close`, or a limit ends it."""
         self._open += 1
@@ -302,21 +346,19 @@ class Connections:
                 name = name.strip().lower()
                 value = value.strip()
                 headers[name] = f"{headers[name]},{value}" if name in headers else value
-            if "chunked" in headers.get("transfer-encoding", "").lower():
-                self._refuse(sock, 400, "chunked transfer encoding is not supported")
-                return
+            chunked = "chunked" in headers.get("transfer-encoding", "").lower()
             cl = headers.get("content-length", "0")
             # digits only: int() would also take "+2", " 2" and "0_2"
-            if not (cl.isdigit() and cl.isascii()):
+            if not chunked and not (cl.isdigit() and cl.isascii()):
                 self._refuse(sock, 400, "invalid Content-Length")
                 return
-            length = int(cl)
+            length = MAX_REQUEST_BYTES if chunked else int(cl)
             if length > MAX_REQUEST_BYTES:
                 self._refuse(sock, 413, unread=length - len(buf))
                 return
             reserved = 0
             try:
-                if len(buf) >= length:
+                if not chunked and len(buf) >= length:
                     body: bytes | bytearray = buf[:length]
                     buf = buf[length:]
                 else:
@@ -328,14 +370,16 @@ class Connections:
                     if headers.get("expect", "").lower() == "100-continue":
                         sock.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
                     try:
-                        got = self._read_body(sock, buf, length)
+                        got = self._read_chunked(sock, buf) if chunked else self._read_body(sock, buf, length)
                     except TimeoutError:
                         self._refuse(sock, 408, "request body not received within the body timeout")
                         return
                     if got is None:
                         return
-                    body = got
-                    buf = b""
+                    if isinstance(got, int):  # a chunked body over 16 MB (413) or malformed (400)
+                        self._refuse(sock, got, "" if got == 413 else "malformed chunked body", unread=DRAIN_MAX)
+                        return
+                    body, buf = got if isinstance(got, tuple) else (got, b"")
                     sock.settimeout(idle)
                 if latency:
                     gevent.sleep(service_latency())

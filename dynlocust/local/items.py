@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dynlocust.local import errors, expressions, legacy, params
+from dynlocust.local import errors, expressions, item_collections, legacy, params
 from dynlocust.local.attrvalues import check_nesting
 from dynlocust.local.limits import HASH_KEY_MAX_BYTES, RANGE_KEY_MAX_BYTES
 from dynlocust.local.params import Exprs
@@ -221,7 +221,7 @@ def put_item(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     cond = ex.condition(req.get("ConditionExpression"))
     ex.finish()
     hk, sk, part = item_key(t, item)
-    return _put_or_delete(st, t, (hk, sk, part), item, cond, on_fail, rv, rcc)
+    return _with_metrics(req, t, hk, item, _put_or_delete(st, t, (hk, sk, part), item, cond, on_fail, rv, rcc))
 
 
 def delete_item(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
@@ -234,7 +234,14 @@ def delete_item(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     cond = ex.condition(req.get("ConditionExpression"))
     ex.finish()
     hk, sk, part = key_of(t, req.get("Key"))
-    return _put_or_delete(st, t, (hk, sk, part), None, cond, on_fail, rv, rcc)
+    return _with_metrics(req, t, hk, req["Key"], _put_or_delete(st, t, (hk, sk, part), None, cond, on_fail, rv, rcc))
+
+
+def _with_metrics(req: dict[str, Any], t: Table, hk: Any, key: Item, out: dict[str, Any]) -> dict[str, Any]:
+    """`out` with the written collection's ItemCollectionMetrics when the request asked for them (after the write)."""
+    if item_collections.requested(req) and (m := item_collections.metrics(t, hk, key)) is not None:
+        out["ItemCollectionMetrics"] = m
+    return out
 
 
 def _put_or_delete(
@@ -293,7 +300,7 @@ def update_item(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
         account(plan, c)
         out["ConsumedCapacity"] = c.render(rcc)
     apply(plan)
-    return out
+    return _with_metrics(req, t, hk, key, out)
 
 
 def get_item(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:

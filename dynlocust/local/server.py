@@ -7,6 +7,7 @@ CloudWatch's metric reads and the control paths (health, statistics and their re
 
 from __future__ import annotations
 
+import email.utils
 import json
 import logging
 import os
@@ -145,8 +146,16 @@ class LocalServer:
         self._rid = 0
         self._trimmer: Any = None
         self._background: set[Any] = set()  # greenlets of background work (index backfills)
+        self._date_second, self._date_text = -1, ""
 
     # ---------------------------------------------------------------- protocol
+    def _date(self) -> str:
+        """The Date header's value (RFC 7231's IMF-fixdate), formatted once a second."""
+        now = int(time.time())
+        if now != self._date_second:
+            self._date_second, self._date_text = now, email.utils.formatdate(now, usegmt=True)
+        return self._date_text
+
     def response(
         self,
         status: int,
@@ -154,13 +163,15 @@ class LocalServer:
         content_type: str = JSON_CONTENT_TYPE,
         headers: dict[str, str] | None = None,
     ) -> bytes:
-        """The full response bytes, with the service's request id and CRC32 headers (refusals of the loop too)."""
+        """The full response bytes, with the service's request id, CRC32, `Server: Server` and RFC 7231 `Date`
+        headers (issue 45, class 10), for the loop's refusals too."""
         self._rid += 1
         extra = "".join(f"{name}: {value}\r\n" for name, value in headers.items()) if headers else ""
         head = (
             f"HTTP/1.1 {status} {_REASONS.get(status, 'OK')}\r\n"
             f"x-amzn-RequestId: {self._rid_prefix}{self._rid:020d}\r\n"
             f"x-amz-crc32: {zlib.crc32(body) & 0xFFFFFFFF}\r\n"
+            f"Server: Server\r\nDate: {self._date()}\r\n"
             f"{extra}"
             f"Content-Type: {content_type}\r\n"
             f"Content-Length: {len(body)}\r\n\r\n"

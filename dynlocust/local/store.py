@@ -442,6 +442,7 @@ class Table:
     stream_label: str | None = None  # LatestStreamLabel: set when a stream is enabled
     sse: dict[str, Any] | None = None  # SSEDescription when SSESpecification enabled KMS encryption
     pay_per_request_since: float | None = None  # LastUpdateToPayPerRequestDateTime
+    policy: tuple[str, str] | None = None  # its resource-based policy and that policy's revision ID (policies.py)
     base: Collection = field(init=False)
     item_count: int = 0
     size_bytes: int = 0
