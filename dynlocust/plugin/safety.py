@@ -51,6 +51,7 @@ from dynlocust.plugin import context
 from dynlocust.request.client import measured_call
 from dynlocust.run.closed_window import ClosedWindow
 from dynlocust.run.results import ResultsWriter
+from dynlocust.run.search import longest_search
 
 log = logging.getLogger(__name__)
 
@@ -173,9 +174,13 @@ class Trip:
 
 
 def run_deadline(run: Any, margin: float | None = None) -> float:
-    """Wall-clock time by which `run` must be over: its last window's end, the per-call deadline and a margin."""
+    """Wall-clock time by which `run` must be over: its last window's end (a search's longest course), the per-call
+    deadline and a margin."""
     windows = run.plan.windows
     end = windows[-1].end if windows else run.t0
+    search = run.scenario.search
+    if search is not None:  # its undecided probes are a day ahead: a search stuck waiting would never trip
+        end = min(end, run.t0 + longest_search(search, run.deadline))
     if margin is None:
         margin = max(RUN_MARGIN_MIN, RUN_MARGIN_RATIO * (end - run.t0))
     return end + run.deadline + margin

@@ -272,6 +272,14 @@ def new_search(scenario: Scenario) -> CeilingSearch | None:
     return CeilingSearch(scenario.search, burst_seconds(target), tables, capacity_scale=scale)
 
 
+def longest_search(search: Search, deadline: float) -> float:
+    """Seconds a search lasts at most from its T0 (what the watchdog holds it to: its undecided probes are planned a
+    day ahead): each of its `max_windows` probes, the wait for the probe's last calls (`deadline`) before its verdict
+    decides the next, and the cool-down after it. The lead a decision needs to reach the fleet is in the watchdog's
+    margin."""
+    return search.max_windows * (search.window + deadline + search.cooldown)
+
+
 def bracket_text(search: CeilingSearch) -> str:
     """The bracket so far, for progress lines: `ceiling in [190.2, 211.0] (10.9 %)`."""
     low = "?" if search.low is None else f"{search.low:,.1f}"
