@@ -8,17 +8,28 @@ A search plans its undecided probes a day ahead, so the watchdog holds it to its
 from __future__ import annotations
 
 import json
+import os
+import signal
+import socket
+import subprocess
+import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from dynlocust.exit_codes import ExitCode
+from dynlocust.local.embedded import LocalEndpoint
 from dynlocust.plugin.safety import RUN_MARGIN_MIN
+from dynlocust.run.results import read_results
 from dynlocust.run.search import longest_search
 from dynlocust.scenario import load_scenario
+from dynlocust.scenario.plan import half_up
 from tests.conftest import FaultServer
-from tests.support.runs import run_dynlocust
+from tests.support.runs import ROOT, run_dynlocust
 from tests.support.scenarios import scenario_yaml, write_scenario
 
+LOCUSTFILE = ROOT / "locustfiles" / "scenario.py"
 HUNG_DEADLINE = 20.0
 
 
@@ -53,3 +64,72 @@ def test_a_search_whose_requests_hang_ends_within_its_bound(fault_server: FaultS
     assert record["stopped"] == "unjudged" and record["limited_by"] is None and record["rate"] is None, record
     assert json.loads((tmp_path / "hung" / "watchdog.json").read_text())["kind"] == "stall"
     assert "No ceiling found" in result.end["conclusion"]["text"]
+
+
+KILLED_SEARCH = scenario_yaml(
+    "killed-search",
+    "search: {from: 150, factor: 1.5, precision: 0.2, window: 5s, max_windows: 8, op: write}",
+    target="{local: {capacity_scale: 0.05, time_scale: 4}}",
+    transport="fast",
+    item_size="1KB",
+    concurrency=100,
+    deadline="4s",
+)
+WRITE_CEILING = 4130.0 * 0.05  # the model's, as in test_ceiling_search.py
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_search_is_rebalanced_and_the_search_still_finds_the_ceiling(tmp_path: Path) -> None:
+    """SIGKILL of one of two workers once the first probe has closed: the probe it was playing is partial and
+    played again, the survivor takes the whole rate from the next probe on, and the search brackets the model's
+    ceiling; the run's exit code says a worker was lost (5)."""
+    endpoint = LocalEndpoint(capacity_scale=0.05, time_scale=4).start()
+    scenario = write_scenario(tmp_path, KILLED_SEARCH, "killed-search.yaml")
+    results = tmp_path / "killed" / "results.jsonl"
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    common = [sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--scenario", str(scenario)]
+    master = subprocess.Popen(
+        [*common, "--master", "--master-bind-host", "127.0.0.1", "--master-bind-port", str(port), "--headless",
+         "--expect-workers", "2", "-u", "10", "-r", "10", "--host", endpoint.url, "--results-dir", str(tmp_path),
+         "--run-id", "killed", "--metrics-port", "0", "--only-summary"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    worker_argv = [*common, "--worker", "--master-host", "127.0.0.1", "--master-port", str(port)]
+    worker_argv += ["--metrics-port", "0", "--results-dir", str(tmp_path)]
+    quiet = subprocess.DEVNULL
+    workers = [subprocess.Popen(worker_argv, cwd=ROOT, env=env, stdout=quiet, stderr=quiet) for _ in range(2)]
+    try:
+        deadline = time.monotonic() + 120
+        while not (results.exists() and any(r["type"] == "window" for r in read_results(results))):
+            assert time.monotonic() < deadline and master.poll() is None, "no probe closed"
+            time.sleep(0.2)
+        workers[1].send_signal(signal.SIGKILL)
+        out, _ = master.communicate(timeout=300)
+    finally:
+        for proc in [master, *workers]:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait(10)
+        endpoint.stop()
+    records = read_results(results)
+    windows = [r for r in records if r["type"] == "window"]
+    end = records[-1]
+    (record,) = [r for r in records if r["type"] == "ceiling"]
+    assert master.returncode == ExitCode.WORKER_LOST, out[-4000:]
+    assert record["limited_by"] == "dynamodb" and record["stopped"] == "precision", record
+    assert record["low"] <= WRITE_CEILING <= record["high"], record
+    (lost,) = end["lost_workers"]
+    assert not windows[0]["missing_workers"] and not windows[0]["partial"]
+    outcomes = [p["outcome"] for p in record["probes"]]
+    gap = [i for i, w in enumerate(windows) if w["missing_workers"]]
+    assert gap and all(windows[i]["missing_workers"] == [lost] and outcomes[i] == "partial" for i in gap), outcomes
+    for i in gap:  # a partial probe is played again at the same rate, never judged
+        assert record["probes"][i + 1]["rate"] == record["probes"][i]["rate"]
+    last = windows[-1]  # the survivor carries the whole rate: whole probes again
+    assert last["rebalanced"] == [lost] and not last["missing_workers"] and not last["partial"]
+    (survivor,) = last["workers"].values()
+    assert survivor["offered"] == half_up(last["target_rate"] * last["duration"])
+    assert f"re-balanced worker {lost}'s share" in out
