@@ -18,6 +18,7 @@ from typing import Any
 from dynlocust.cost import US_EAST_1
 from dynlocust.errors import DynlocustError
 from dynlocust.observe.conclusion import Conclusion, conclude, window_list
+from dynlocust.observe.plan import CapacityPlan, build_plan
 from dynlocust.observe.throttle_causes import Explanation, explain
 from dynlocust.run.closed_window import ClosedWindow
 from dynlocust.run.results import ResultsError, read_results
@@ -127,6 +128,17 @@ class RunReport:
             for key, n in w.summary["throttled_by"].items():
                 totals[key] = totals.get(key, 0) + n
         return dict(sorted(totals.items(), key=lambda kv: (-kv[1], kv[0])))
+
+    def capacity_plan(self) -> CapacityPlan | None:
+        """A ceiling search's capacity plan at the ceiling it found, for every report format (`dynlocust plan`
+        gives it at other targets); None when the run was no search or found no rate to plan at."""
+        if not self.ceiling:
+            return None
+        windows = [{"type": "window", "summary": w.summary, "table_state": w.table_state} for w in self.windows]
+        try:
+            return build_plan([{"type": "run", **self.run}, *windows, self.ceiling], None)
+        except DynlocustError:
+            return None
 
     def explanations(self) -> list[Explanation]:
         """Why requests were throttled, where the run knows (a shared on-demand budget, an index's limit)."""
