@@ -573,9 +573,9 @@ def test_markdown_and_csv_carry_the_search_its_probes_and_the_plan(tmp_path: Pat
     assert all(f"- {line.strip()}" in text for line in plan.lines()[1:])
     files = csvout.render(report)
     (row,) = csv.DictReader(io.StringIO(files["ceiling.csv"]))
+    reason = "TableWriteKeyRangeThroughputExceeded"
     assert row == {"operation": "write", "low": "95.0", "high": "150.0", "rate": "122.5", "limited_by": "dynamodb",
-                   "reasons": "TableWriteKeyRangeThroughputExceeded",
-                   "resource": "TableWriteKeyRangeThroughputExceeded", "windows": "2", "stopped": "max_windows"}  # fmt: skip
+                   "reasons": reason, "resource": reason, "windows": "2", "stopped": "max_windows"}  # fmt: skip
     probes = list(csv.DictReader(io.StringIO(files["probes.csv"])))
     assert [(p["window"], p["rate"], p["outcome"], p["high"]) for p in probes] == [
         ("1", "100.000", "clean", ""),
