@@ -134,7 +134,10 @@ class RunReport:
         gives it at other targets); None when the run was no search or found no rate to plan at."""
         if not self.ceiling:
             return None
-        windows = [{"type": "window", "summary": w.summary, "table_state": w.table_state} for w in self.windows]
+        windows = [
+            {"type": "window", "summary": w.summary, "table_state": w.table_state, "bins": _operation_units(w.stats)}
+            for w in self.windows
+        ]
         try:
             return build_plan([{"type": "run", **self.run}, *windows, self.ceiling], None)
         except DynlocustError:
@@ -148,6 +151,16 @@ class RunReport:
         if self.partial:
             return "PARTIAL"
         return "complete"
+
+
+def _operation_units(stats: WindowStats | None) -> list[dict[str, Any]]:
+    """A window's consumed units by operation, bin by bin, as its record in the results file has them."""
+    if stats is None:
+        return []
+    return [
+        {"operations": {k: {"read_units": t.read_units, "write_units": t.write_units} for k, t in b.operations.items()}}
+        for b in stats.bins
+    ]
 
 
 _PRECEDENCE = ("not-run", "partial", "client-bound", "errors", "throttled", "ok")
