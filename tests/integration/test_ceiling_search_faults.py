@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -109,7 +110,8 @@ def test_a_worker_killed_mid_search_is_rebalanced_and_the_search_still_finds_the
         workers[1].send_signal(signal.SIGKILL)
         out, _ = master.communicate(timeout=300)
     finally:
-        for proc in [master, *workers]:
+        procs: list[subprocess.Popen[Any]] = [master, *workers]
+        for proc in procs:
             if proc.poll() is None:
                 proc.kill()
             proc.wait(10)
