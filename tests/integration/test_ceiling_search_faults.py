@@ -8,14 +8,10 @@ A search plans its undecided probes a day ahead, so the watchdog holds it to its
 from __future__ import annotations
 
 import json
-import os
 import signal
-import socket
-import subprocess
-import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -27,10 +23,10 @@ from dynlocust.run.search import longest_search
 from dynlocust.scenario import load_scenario
 from dynlocust.scenario.plan import half_up
 from tests.conftest import FaultServer
-from tests.support.runs import ROOT, run_dynlocust
+from tests.support.fleet import start_fleet, stop_all
+from tests.support.runs import run_dynlocust
 from tests.support.scenarios import scenario_yaml, write_scenario
 
-LOCUSTFILE = ROOT / "locustfiles" / "scenario.py"
 HUNG_DEADLINE = 20.0
 
 
@@ -79,29 +75,25 @@ KILLED_SEARCH = scenario_yaml(
 WRITE_CEILING = 4130.0 * 0.05  # the model's, as in test_ceiling_search.py
 
 
+@pytest.fixture
+def endpoint() -> Iterator[LocalEndpoint]:
+    ep = LocalEndpoint(capacity_scale=0.05, time_scale=4).start()
+    try:
+        yield ep
+    finally:
+        ep.stop()
+
+
 @pytest.mark.slow
-def test_a_worker_killed_mid_search_is_rebalanced_and_the_search_still_finds_the_ceiling(tmp_path: Path) -> None:
+def test_a_worker_killed_mid_search_is_rebalanced_and_the_search_still_finds_the_ceiling(
+    endpoint: LocalEndpoint, tmp_path: Path
+) -> None:
     """SIGKILL of one of two workers once the first probe has closed: the probe it was playing is partial and
     played again, the survivor takes the whole rate from the next probe on, and the search brackets the model's
     ceiling; the run's exit code says a worker was lost (5)."""
-    endpoint = LocalEndpoint(capacity_scale=0.05, time_scale=4).start()
     scenario = write_scenario(tmp_path, KILLED_SEARCH, "killed-search.yaml")
     results = tmp_path / "killed" / "results.jsonl"
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    common = [sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--scenario", str(scenario)]
-    master = subprocess.Popen(
-        [*common, "--master", "--master-bind-host", "127.0.0.1", "--master-bind-port", str(port), "--headless",
-         "--expect-workers", "2", "-u", "10", "-r", "10", "--host", endpoint.url, "--results-dir", str(tmp_path),
-         "--run-id", "killed", "--metrics-port", "0", "--only-summary"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
-    worker_argv = [*common, "--worker", "--master-host", "127.0.0.1", "--master-port", str(port)]
-    worker_argv += ["--metrics-port", "0", "--results-dir", str(tmp_path)]
-    quiet = subprocess.DEVNULL
-    workers = [subprocess.Popen(worker_argv, cwd=ROOT, env=env, stdout=quiet, stderr=quiet) for _ in range(2)]
+    master, workers = start_fleet(scenario, endpoint.url, tmp_path, "killed")
     try:
         deadline = time.monotonic() + 120
         while not (results.exists() and any(r["type"] == "window" for r in read_results(results))):
@@ -110,12 +102,7 @@ def test_a_worker_killed_mid_search_is_rebalanced_and_the_search_still_finds_the
         workers[1].send_signal(signal.SIGKILL)
         out, _ = master.communicate(timeout=300)
     finally:
-        procs: list[subprocess.Popen[Any]] = [master, *workers]
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait(10)
-        endpoint.stop()
+        stop_all([master, *workers])
     records = read_results(results)
     windows = [r for r in records if r["type"] == "window"]
     end = records[-1]
