@@ -174,7 +174,8 @@ class Trip:
 
 
 def run_deadline(run: LocalRun, margin: float | None = None) -> float:
-    """Wall-clock time by which `run` must be over: its last window's end, the per-call deadline and a margin."""
+    """Wall-clock time by which `run` must be over: its last window's end (a search's longest course), the per-call
+    deadline and a margin."""
     end = run.progress().plan_end
     if margin is None:
         margin = max(RUN_MARGIN_MIN, RUN_MARGIN_RATIO * (end - run.t0))

@@ -321,7 +321,10 @@ def tab_rows(report: RunReport | None, state: RunContext | None, scenario: Scena
     setup = setup_status(state)
     if setup:
         return [status_row(setup)]
-    return [planned_row(w.index, w.phase, w.rate, "not started") for w in build_plan(scenario, t0=0.0).windows]
+    windows = build_plan(scenario, t0=0.0).windows
+    if scenario.search is not None:  # its probes after the first are not decided yet: no rate to show
+        windows = windows[:1]
+    return [planned_row(w.index, w.phase, w.rate, "not started") for w in windows]
 
 
 NO_THROTTLES = {"window": "-", "code": "no throttles yet", "reason": "", "requests": "0"}

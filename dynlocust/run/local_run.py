@@ -26,6 +26,7 @@ from dynlocust.run.gcpause import freeze_survivors, thaw
 from dynlocust.run.pacing import Pacer, Segment, Ticket, split_segment
 from dynlocust.run.progress import OpenWindow, Progress
 from dynlocust.run.saturation import Saturation, SaturationMonitor, Thresholds, Usage, assess
+from dynlocust.run.search import plan_end
 from dynlocust.run.tally import WindowBook, WindowStats
 from dynlocust.scenario.model import Scenario
 from dynlocust.scenario.plan import Plan, build_plan, worst_case_plan
@@ -214,7 +215,7 @@ class LocalRun:
             write_units=self.write_units,
             windows_closed=len(self.closed),
             windows_planned=len(windows),
-            plan_end=windows[-1].end if windows else self.t0,
+            plan_end=plan_end(windows[-1].end if windows else self.t0, self.t0, self.scenario.search, self.deadline),
             finished=self.finished,
             tables=dict(self.logical_names),
             open_windows=open_windows,

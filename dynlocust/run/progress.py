@@ -55,7 +55,7 @@ class Progress:
     windows_closed: int
     windows_planned: int
     plan_end: float
-    """When the plan's last window ends (a search's undecided probes included as planned so far)."""
+    """When the plan's last window ends; for a search, its longest course (`LocalRun.plan_end`)."""
     finished: bool
     tables: Mapping[str, str]
     """Physical table name -> the scenario's (logical) name."""
