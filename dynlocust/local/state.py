@@ -21,6 +21,7 @@ from dynlocust.local.store import StoredItem, Table
 from dynlocust.local.units import write_units
 
 if TYPE_CHECKING:
+    from dynlocust.local.capacity import CapacityModel
     from dynlocust.local.items import WritePlan
 
 
@@ -63,7 +64,9 @@ _NULL_TABLE_NAME = (
 class State:
     """All tables of one endpoint (single-threaded: gevent, no preemption)."""
 
-    def __init__(self, config: LocalConfig, capacity: Any = None, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self, config: LocalConfig, capacity: CapacityModel | None = None, clock: Callable[[], float] = time.monotonic
+    ):
         self.config = config
         self.capacity = capacity
         self.clock = clock

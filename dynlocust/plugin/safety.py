@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from locust.env import Environment
 from locust.runners import WorkerRunner
@@ -51,6 +51,9 @@ from dynlocust.plugin import context
 from dynlocust.request.client import measured_call
 from dynlocust.run.closed_window import ClosedWindow
 from dynlocust.run.results import ResultsWriter
+
+if TYPE_CHECKING:
+    from dynlocust.run.local_run import LocalRun
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +141,7 @@ def greenlet_stacks(*, limit: int = MAX_STACKS) -> list[dict[str, Any]]:
     return stacks
 
 
-def snapshot(run: Any) -> dict[str, Any]:
+def snapshot(run: LocalRun) -> dict[str, Any]:
     """Partial counts of `run` plus where it is stuck."""
     inflight = {str(w): n for w, n in run.inflight.items() if n}
     return {
@@ -172,7 +175,7 @@ class Trip:
         return {"kind": self.kind, "reason": self.reason, "at": self.at, **self.snapshot}
 
 
-def run_deadline(run: Any, margin: float | None = None) -> float:
+def run_deadline(run: LocalRun, margin: float | None = None) -> float:
     """Wall-clock time by which `run` must be over: its last window's end, the per-call deadline and a margin."""
     windows = run.plan.windows
     end = windows[-1].end if windows else run.t0
@@ -185,7 +188,7 @@ def run_deadline(run: Any, margin: float | None = None) -> float:
 class Watchdog:
     """Follows one `LocalRun`; `check()` is one step (for tests), `start()` runs it every `interval` seconds."""
 
-    run: Any
+    run: LocalRun
     deadline_at: float
     stall_after: float
     snapshot_path: Path | None = None
@@ -298,7 +301,7 @@ def watch(environment: Environment, state: context.RunContext, snapshot_path: Pa
 # -- workers without a master --------------------------------------------------------------------------------
 
 
-def spool_windows(run: Any, path: Path) -> ResultsWriter | None:
+def spool_windows(run: LocalRun, path: Path) -> ResultsWriter | None:
     """Write each window `run` closes to `path` before it is sent: a worker's data survives its master.
 
     A spool that cannot be opened is logged and skipped: the run itself does not depend on it."""
