@@ -8,6 +8,8 @@ Contract (tested against botocore): the data-plane methods take the low-level cl
 the dicts botocore returns, `ResponseMetadata` included; errors raise botocore's own modeled exceptions built from
 the same parsed error body; socket failures raise the botocore exceptions botocore raises for them. So
 `dynlocust.request.client.DynamoDBClient` wraps a `FastDynamoDB` unchanged and `outcomes.classify` needs no new rules.
+It is also a `Transport` (`transport.base`): `handle_request` answers an error as its status and that same parsed
+body, without building the exception (a scenario run's throttles).
 Exactly one HTTP request per call: no retries, not even on a stale keep-alive connection (dropped idle connections
 are detected before reuse, as urllib3 does). The response CRC32 (`x-amz-crc32`) is checked on every response and a
 mismatch raises botocore's `ChecksumError` (boto3 with retries off accepts the response silently).
@@ -450,7 +452,7 @@ class FastDynamoDB:
         op = self._operations.get(operation)
         if op is None:
             return self.control_plane.handle_request(operation, params)
-        response = self._exchange(op, params)
+        response = self._send(op, params)
         if response.status >= 300:
             return Reply(response.status, self._error_body(op, response))
         return Reply(response.status, self._parse(op, response))
@@ -465,12 +467,12 @@ class FastDynamoDB:
         return self._control_plane
 
     def _call(self, op: _Operation, kwargs: dict[str, Any]) -> dict[str, Any]:
-        response = self._exchange(op, kwargs)
+        response = self._send(op, kwargs)
         if response.status >= 300:
             raise self._error(op, response)
         return self._parse(op, response)
 
-    def _exchange(self, op: _Operation, kwargs: dict[str, Any]) -> HTTPResponse:
+    def _send(self, op: _Operation, kwargs: dict[str, Any]) -> HTTPResponse:
         """Validate, sign and send one call; the response's CRC32 is checked, its status is not."""
         keys = kwargs.keys()
         if not (keys <= op.allowed and op.required <= keys):
