@@ -29,7 +29,7 @@ OPTIONS: dict[str, Any] = {"region": "us-east-1", "connect_timeout": 2, "read_ti
 
 @pytest.fixture(scope="module")
 def endpoint() -> Iterator[ThreadedEndpoint]:
-    """An on-demand table capped at 1 WRU/s (`OnDemandThroughput`, 1 s of burst): the third put in a row throttles."""
+    """An on-demand table capped at 1 WRU/s (`OnDemandThroughput`, 1 s of burst): a few 1 KB puts in a row throttle."""
     server = serve_in_thread(capacity=build_capacity(LocalConfig()))
     try:
         make_client(server.url, **OPTIONS).create_table(
