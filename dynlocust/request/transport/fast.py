@@ -436,10 +436,13 @@ class FastDynamoDB:
             self._botocore.close()
 
     def _method(self, op: _Operation) -> Callable[..., dict[str, Any]]:
-        call = self._call
+        send, parse, error = self._send, self._parse, self._error
 
         def method(**kwargs: Any) -> dict[str, Any]:
-            return call(op, kwargs)
+            response = send(op, kwargs)
+            if response.status >= 300:
+                raise error(op, response)
+            return parse(op, response)
 
         method.__name__ = op.name
         method.__doc__ = f"DynamoDB {op.name} over the fast transport (botocore's arguments and response)."
@@ -465,12 +468,6 @@ class FastDynamoDB:
 
             self._control_plane = BotocoreTransport(self.botocore)
         return self._control_plane
-
-    def _call(self, op: _Operation, kwargs: dict[str, Any]) -> dict[str, Any]:
-        response = self._send(op, kwargs)
-        if response.status >= 300:
-            raise self._error(op, response)
-        return self._parse(op, response)
 
     def _send(self, op: _Operation, kwargs: dict[str, Any]) -> HTTPResponse:
         """Validate, sign and send one call; the response's CRC32 is checked, its status is not."""
