@@ -45,10 +45,15 @@ dist:
 demo: $(DEMO_STAMP)
 	$(BIN)/python -m dynlocust.cli run quickstart
 
+# Beyond import-linter's contracts: no run-time import cycle among dynlocust's modules (grimp's graph, lazy imports
+# included, type-checking ones not) and no underscore name imported from another module (the module is the unit of
+# privacy). Each names what it found.
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
+	$(BIN)/python -m tests.support.import_cycles dynlocust
+	$(BIN)/python -m tests.support.private_imports dynlocust
 	$(BIN)/mypy
 
 # The documentation site, built strictly (a broken link, a missing page or a docstring mkdocstrings cannot read fails)

@@ -13,20 +13,20 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from dynlocust.plugin.context import settings_for
-    from dynlocust.plugin.fast_users import FastDynamoDBUser
-    from dynlocust.plugin.mapper_users import MapperUser
-    from dynlocust.plugin.users import DynamoDBUser, shared_boto3_client
     from dynlocust.request.outcomes import Outcome
     from dynlocust.request.record import RequestRecord
+    from dynlocust.user_classes.dynamodb_user import DynamoDBUser, shared_boto3_client
+    from dynlocust.user_classes.fast_user import FastDynamoDBUser
+    from dynlocust.user_classes.mapper_user import MapperUser
 
 _EXPORTS = {
-    "DynamoDBUser": "dynlocust.plugin.users",
-    "FastDynamoDBUser": "dynlocust.plugin.fast_users",
-    "MapperUser": "dynlocust.plugin.mapper_users",
+    "DynamoDBUser": "dynlocust.user_classes.dynamodb_user",
+    "FastDynamoDBUser": "dynlocust.user_classes.fast_user",
+    "MapperUser": "dynlocust.user_classes.mapper_user",
     "Outcome": "dynlocust.request.outcomes",
     "RequestRecord": "dynlocust.request.record",
     "settings_for": "dynlocust.plugin.context",
-    "shared_boto3_client": "dynlocust.plugin.users",
+    "shared_boto3_client": "dynlocust.user_classes.dynamodb_user",
 }
 __all__ = [
     "DynamoDBUser",

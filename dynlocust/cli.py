@@ -22,7 +22,7 @@ from dynlocust.errors import ConfigurationError, DynlocustError
 if TYPE_CHECKING:
     from dynlocust.plugin.settings import Settings
 
-SCENARIO_LOCUSTFILE = Path(__file__).parent / "plugin" / "locustfile.py"
+SCENARIO_LOCUSTFILE = Path(__file__).parent / "user_classes" / "locustfile.py"
 
 
 class _Options:
@@ -182,7 +182,7 @@ def _plan(args: argparse.Namespace, passthrough: list[str]) -> int:
 
 
 def _compare(args: argparse.Namespace, passthrough: list[str]) -> int:
-    from dynlocust.plugin.compare import main as compare_main
+    from dynlocust.compare.cli import main as compare_main
 
     return compare_main(passthrough)
 
@@ -194,13 +194,13 @@ def _diff(args: argparse.Namespace, passthrough: list[str]) -> int:
 
 
 def _ecs(args: argparse.Namespace, passthrough: list[str]) -> int:
-    from dynlocust.fleet.ecs import main as ecs_main
+    from dynlocust.launch.ecs import main as ecs_main
 
     return ecs_main(passthrough)
 
 
 def _k8s(args: argparse.Namespace, passthrough: list[str]) -> int:
-    from dynlocust.fleet.kubernetes import main as k8s_main
+    from dynlocust.launch.kubernetes import main as k8s_main
 
     return k8s_main(passthrough)
 

@@ -1,11 +1,12 @@
-"""Deprecated alias of `dynlocust.plugin.fast_users` (one release more): import FastDynamoDBUser from `dynlocust`."""
+"""Deprecated alias of `dynlocust.user_classes.fast_user` (one release more): import FastDynamoDBUser from
+`dynlocust`."""
 
 from __future__ import annotations
 
 import warnings
 from typing import Any
 
-from dynlocust.plugin import fast_users as _moved
+from dynlocust.user_classes import fast_user as _moved
 
 warnings.warn(
     "dynlocust.fast_users is deprecated: import FastDynamoDBUser from dynlocust",

@@ -1,11 +1,11 @@
-"""Deprecated alias of `dynlocust.plugin.mapper_users` (one release more): import MapperUser from `dynlocust`."""
+"""Deprecated alias of `dynlocust.user_classes.mapper_user` (one release more): import MapperUser from `dynlocust`."""
 
 from __future__ import annotations
 
 import warnings
 from typing import Any
 
-from dynlocust.plugin import mapper_users as _moved
+from dynlocust.user_classes import mapper_user as _moved
 
 warnings.warn(
     "dynlocust.mapper_users is deprecated: import MapperUser from dynlocust",

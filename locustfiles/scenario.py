@@ -8,6 +8,6 @@
     locust -f locustfiles/scenario.py --scenario FILE --worker      # twice
 """
 
-from dynlocust.plugin.scenario_user import ScenarioUser
+from dynlocust.user_classes.scenario_user import ScenarioUser
 
 __all__ = ["ScenarioUser"]

@@ -1,5 +1,5 @@
-"""The fleet: the master's merge of every worker's windows, and the launchers that run a fleet away from here.
+"""The fleet's merge: the master's view of every worker's windows, merged exactly, judged once, written out.
 
-`merge` (`FleetMerge`: window reports from every worker merged exactly, then judged), the ECS launcher (`ecs`,
-`fargate`) and the out-of-band results table (`results_table`). No Locust here: the roles in `plugin` drive it.
+`merge` (`FleetMerge`), `judge` (`WindowJudge`), `exit_code`, `output` and the out-of-band results table
+(`results_table`). No Locust here: the roles in `plugin` drive it. The launchers live in `dynlocust.launch`.
 """

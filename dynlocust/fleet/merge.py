@@ -1,9 +1,10 @@
 """The fleet's merge: window parts from every worker merged exactly, in order, into the fleet's windows.
 
 The noun here is the *merge* (`FleetMerge`): it collects each worker's parts and, once every live worker has sent
-a window, merges them and hands the merged window to the `WindowJudge` (`dynlocust.fleet.judge`: verdict, SLOs),
-the `FleetOutput` (`dynlocust.fleet.output`: results file, progress lines) and, at the end, `fleet_exit_code`
-(`dynlocust.fleet.exit_code`). A standalone run is a fleet of one, so the same pieces serve both cases.
+a window, merges them (`dynlocust.fleet.parts`) and hands the merged window to the `WindowJudge`
+(`dynlocust.fleet.judge`: verdict, SLOs), the `FleetOutput` (`dynlocust.fleet.output`: results file, progress
+lines) and, at the end, `fleet_exit_code` (`dynlocust.fleet.exit_code`). A standalone run is a fleet of one, so
+the same pieces serve both cases.
 
 Workers send each closed window as a `ClosedWindow` (its `to_dict()` on the wire); the merge adds those of one
 window index (counts add, histograms merge), flags the window partial when a worker was lost, and keeps the merged
@@ -37,15 +38,16 @@ from dynlocust.exit_codes import ExitCode, worst
 from dynlocust.fleet.exit_code import failed_cause, fleet_exit_code
 from dynlocust.fleet.judge import WindowJudge, inconclusive
 from dynlocust.fleet.output import FleetOutput
+from dynlocust.fleet.parts import merge_parts
 from dynlocust.observe import warm_check
 from dynlocust.observe.conclusion import Conclusion, conclude
 from dynlocust.run.closed_window import ClosedWindow
 from dynlocust.run.results import ResultsError, ResultsWriter
-from dynlocust.run.saturation import Saturation, Thresholds
+from dynlocust.run.saturation import Thresholds
 from dynlocust.run.search import CeilingSearch, bracket_text
 from dynlocust.run.search import sentence as search_sentence
 from dynlocust.run.table_state import TableStatePoller
-from dynlocust.run.tally import WindowError, WindowStats
+from dynlocust.run.tally import WindowStats
 from dynlocust.scenario.model import Scenario
 from dynlocust.scenario.plan import Plan
 
@@ -62,13 +64,6 @@ CLOCK_SKEW_LIMIT = 0.05
 """Seconds of estimated clock offset between master and a worker above which the run is marked skewed."""
 
 
-def _saturation(index: int, worker: int, part: ClosedWindow) -> Saturation:
-    """A worker's part always carries its client's evidence (only records written long ago lack it)."""
-    if part.saturation is None:
-        raise WindowError(f"window {index}: expected worker {worker}'s part with its saturation, found none")
-    return part.saturation
-
-
 @dataclass
 class FleetMerge:
     """Collects window parts from `worker_count` workers and closes each fleet window once, in order."""
@@ -81,8 +76,8 @@ class FleetMerge:
     out: TextIO = field(default_factory=lambda: sys.stdout)
     on_finished: Callable[[int], None] = lambda code: None
     clock: Callable[[], float] = time.time
-    received: dict[int, dict[int, ClosedWindow]] = field(default_factory=dict)
-    """Window index -> worker -> that worker's part, until the window is closed."""
+    parts: dict[int, dict[int, ClosedWindow]] = field(default_factory=dict)
+    """Window index -> worker -> that worker's part of the window, until the window is closed."""
     done: dict[int, dict[str, Any]] = field(default_factory=dict)
     lost: set[int] = field(default_factory=set)
     clock_offsets: dict[int, float] = field(default_factory=dict)
@@ -139,7 +134,7 @@ class FleetMerge:
     # -- inputs ------------------------------------------------------------------------------------------------
 
     def add_window(self, worker: int, record: ClosedWindow) -> None:
-        self.received.setdefault(record.index, {})[worker] = record
+        self.parts.setdefault(record.index, {})[worker] = record
         self._advance()
 
     def worker_done(self, worker: int, totals: dict[str, Any]) -> None:
@@ -196,60 +191,37 @@ class FleetMerge:
     def _advance(self) -> None:
         while len(self.closed) < len(self.plan.windows):
             index = len(self.closed)
-            reports = self.received.get(index, {})
+            parts = self.parts.get(index, {})
             expected = {w for w in range(self.worker_count) if index >= self.joined_from.get(w, 0)} - self.lost
             missing = [
                 w
                 for w in range(self.worker_count)
-                if w not in reports
+                if w not in parts
                 and index >= self.joined_from.get(w, 0)
                 and not (w in self.rebalanced_from and index >= self.rebalanced_from[w])
             ]
             # a worker that is done without this window stopped early: it will never send it
-            if not expected <= set(reports) | set(self.done):
+            if not expected <= set(parts) | set(self.done):
                 return
             if self.table_states is not None and not self.table_states.ready(index):
                 return  # the poll at this window's end calls `table_state_polled` (within the deadline)
-            self._close(index, reports, missing)
-            self.received.pop(index, None)  # merged into `closed`: a long run keeps one copy of each window
+            self._close(index, parts, missing)
+            self.parts.pop(index, None)  # merged into `closed`: a long run keeps one copy of each window
         if set(self.done) | self.lost >= set(range(self.worker_count)) and not self.finished:
             self._finish()
 
-    def _close(self, index: int, reports: dict[int, ClosedWindow], missing: list[int]) -> None:
+    def _close(self, index: int, parts: dict[int, ClosedWindow], missing: list[int]) -> None:
         window = self.plan.windows[index]
-        stats: WindowStats | None = None
-        per_worker: dict[str, dict[str, Any]] = {}
-        saturations = {worker: _saturation(index, worker, part) for worker, part in reports.items()}
-        for worker in sorted(reports):
-            part = reports[worker]
-            total = part.stats.total()
-            per_worker[str(worker)] = {
-                "offered": total.offered,
-                "sent": total.sent,
-                "accepted": total.accepted,
-                "throttled": total.throttled,
-                "dropped": part.stats.dropped,
-                "lag_p50": part.stats.schedule_lag.percentile(0.5),
-                "lag_p99": part.stats.schedule_lag.percentile(0.99),
-                "cpu": saturations[worker].measured_cpu,
-                "cpu_wait": saturations[worker].cpu_wait,
-                "reasons": list(saturations[worker].reasons),
-            }
-            if stats is None:
-                stats = part.stats.copy()
-            else:
-                stats.merge(part.stats)
-        observed = stats is not None
-        if stats is None:  # nobody observed it: an empty, partial window
-            stats = WindowStats(index, window.start, window.duration, bin_seconds=self.scenario.bin)
+        merged = merge_parts(window, parts, bin_seconds=self.scenario.bin)
+        stats, observed = merged.stats, merged.observed
         if missing:
             stats.mark_partial()
         closed = self.judge.judge(
             window,
             stats,
             observed=observed,
-            saturations=saturations,
-            workers=per_worker,
+            saturations=merged.saturations,
+            workers=merged.workers,
             missing=missing,
             rebalanced=sorted(w for w, first in self.rebalanced_from.items() if index >= first),
         )

@@ -7,6 +7,9 @@ and `dynlocust ecs run` queries that table for items past the last one it has se
 Item layout (table key: `run_id` S, `seq` N): `seq` is 0 for the run record, window index + 1 for a window
 and `END_SEQ` for the end, so one Query returns the records in order; `type` is the record type and `body`
 the record as zlib-compressed JSON (a window with its histograms stays far below the 400 KB item limit).
+
+Where the table is (`ResultsTable`) is a setting: `--results-table` (`DYNLOCUST_RESULTS_TABLE`, set in the master's
+task definition on ECS) and `--results-endpoint` (`DYNLOCUST_RESULTS_ENDPOINT`), in the run's `--region`.
 """
 
 from __future__ import annotations
@@ -16,15 +19,13 @@ import logging
 import os
 import zlib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from dynlocust.errors import DynlocustError
 from dynlocust.run.results import ResultsWriter
 
-RESULTS_TABLE_ENV = "DYNLOCUST_RESULTS_TABLE"
-"""Set in the master's task definition; names the table `results_writer` publishes to."""
-REGION_ENV = "DYNLOCUST_REGION"
 END_SEQ = 1_000_000_000
 MAX_BODY_BYTES = 350_000
 
@@ -33,6 +34,17 @@ log = logging.getLogger(__name__)
 
 class ResultsTableError(DynlocustError):
     """A results item that cannot be written or read back as a results record."""
+
+
+@dataclass(frozen=True)
+class ResultsTable:
+    """The table the master publishes its results records to (`name` "": none, the results file alone)."""
+
+    name: str = ""
+    region: str = ""
+    """The run's region ("": botocore's own default)."""
+    endpoint: str = ""
+    """The endpoint URL ("": AWS's own for `region`)."""
 
 
 def seq_of(record: Mapping[str, Any]) -> int:
@@ -127,20 +139,18 @@ class PublishingResultsWriter(ResultsWriter):
 
 
 def results_writer(
-    path: str | os.PathLike[str], run_id: str, environ: Mapping[str, str] | None = None, *, exclusive: bool = False
+    path: str | os.PathLike[str], run_id: str, table: ResultsTable | None = None, *, exclusive: bool = False
 ) -> ResultsWriter:
-    """The master's results writer: publishing when `RESULTS_TABLE_ENV` is set (on ECS), a plain one otherwise;
+    """The master's results writer: publishing to `table` when it has a name (on ECS), a plain one otherwise;
     `exclusive`: `path` must not exist yet (see `ResultsWriter`)."""
-    env = os.environ if environ is None else environ
-    table = env.get(RESULTS_TABLE_ENV, "")
-    if not table:
+    if table is None or not table.name:
         return ResultsWriter(path, exclusive=exclusive)
     import boto3
     from botocore.config import Config
 
     # PutItem of the same (run_id, seq) is idempotent, so a few retries here cannot count anything twice.
     config = Config(retries={"mode": "standard", "total_max_attempts": 3}, connect_timeout=3, read_timeout=5)
-    region = env.get(REGION_ENV) or env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1"
-    client = boto3.client("dynamodb", region_name=region, endpoint_url=env.get("DYNLOCUST_RESULTS_ENDPOINT") or None,
-                          config=config)  # fmt: skip
-    return PublishingResultsWriter(Path(path), client, table, run_id, exclusive=exclusive)
+    client = boto3.client(
+        "dynamodb", region_name=table.region or None, endpoint_url=table.endpoint or None, config=config
+    )
+    return PublishingResultsWriter(Path(path), client, table.name, run_id, exclusive=exclusive)

@@ -11,6 +11,7 @@ from typing import Any, NoReturn
 
 from dynlocust.dynamodb import JSON_CONTENT_TYPE
 from dynlocust.errors import DynlocustError
+from dynlocust.exit_codes import ExitCode
 from dynlocust.local.config import LocalConfig
 
 ENV_KEY_ID = "DYNLOCUST_LOCAL_ACCESS_KEY_ID"
@@ -228,7 +229,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         host, port = server.start()
     except OSError as exc:
         print(f"dynlocust local: error: cannot listen on {config.host}:{config.port}: {exc.strerror}", file=sys.stderr)
-        return 2
+        return ExitCode.BAD_INPUT
     url = f"http://{host}:{port}"
     if args.ready_file:
         tmp = args.ready_file + ".tmp"
@@ -241,7 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(
                 f"dynlocust local: error: cannot write --ready-file {args.ready_file}: {exc.strerror}", file=sys.stderr
             )
-            return 2
+            return ExitCode.BAD_INPUT
     print(f"dynlocust local endpoint listening on {url}", flush=True)
     freeze_after_full_collections()  # this process now holds the tables: full GC passes must not walk them
     stop = Event()

@@ -2,9 +2,10 @@
 
 Each handler takes the endpoint's `State`, the decoded JSON request and the request's `Ctx`, and returns the JSON
 response dict or raises ServiceError with the service's code and wording. The handlers live in one module per job:
-`control` (tables, indexes, tags, TTL), `items` (single-item reads and writes), `reads` (Query, Scan),
-`batches` (batches and transactions) and `partiql` (statements run through those handlers); `legacy` rewrites the
-pre-expression parameters and `params` checks the parameters they share. A new operation is one line in OPERATIONS.
+`control` (tables, indexes, tags, TTL), `policies` (resource-based policies), `items` (single-item reads and
+writes), `reads` (Query, Scan), `batches` (batches and transactions) and `partiql` (statements run through those
+handlers); `legacy` rewrites the pre-expression parameters and `params` checks the parameters they share. A new
+operation is one line in OPERATIONS.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from dynlocust.local import batches, control, errors, items, partiql, reads
+from dynlocust.local import batches, control, errors, items, partiql, policies, reads
 from dynlocust.local.attrvalues import INVALID_VALUES
 from dynlocust.local.config import LocalConfig
 from dynlocust.local.errors import ServiceError
@@ -39,6 +40,9 @@ OPERATIONS: dict[str, Handler] = {
     "DescribeTimeToLive": control.describe_ttl,
     "DescribeLimits": control.describe_limits,
     "UpdateTimeToLive": control.update_ttl,
+    "PutResourcePolicy": policies.put_resource_policy,
+    "GetResourcePolicy": policies.get_resource_policy,
+    "DeleteResourcePolicy": policies.delete_resource_policy,
     "PutItem": items.put_item,
     "GetItem": items.get_item,
     "DeleteItem": items.delete_item,

@@ -12,13 +12,13 @@ from typing import Any
 import orjson
 
 from dynlocust.dynamodb import MAX_BATCH_BYTES, MAX_TRANSACT_BYTES
-from dynlocust.local import errors, params
+from dynlocust.local import errors, item_collections, params
 from dynlocust.local.errors import ServiceError
-from dynlocust.local.items import WritePlan, account, apply, item_key, key_of, plan_write, required_item, updated
+from dynlocust.local.items import account, apply, item_key, key_of, plan_write, required_item, updated
 from dynlocust.local.limits import BATCH_GET_MAX, BATCH_WRITE_MAX, TRANSACT_ITEMS_MAX
 from dynlocust.local.params import Exprs
 from dynlocust.local.state import Ctx, State, throttle_error
-from dynlocust.local.store import Item, StoredItem
+from dynlocust.local.store import Item, StoredItem, WritePlan
 from dynlocust.local.units import ITEM_LIMIT, Consumed, item_size, read_units, write_units
 
 GSI_THROTTLE_TX = (
@@ -93,6 +93,7 @@ def batch_write(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
             plans.append((name, wr, plan_write(t, hk, sk, part, t.base.get(hk, sk), new)))
     unprocessed: dict[str, list[dict[str, Any]]] = {}
     consumed: dict[str, Consumed] = {}
+    written: list[tuple[Any, Any, Item]] = []  # (table, hk, item or key) of each write done
     first_throttle = None
     for name, wr, plan in plans:
         th = st.charge_write(plan)
@@ -103,6 +104,8 @@ def batch_write(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
         # re-read: an earlier write in this batch cannot touch the same key, so old is still current
         apply(plan)
         account(plan, consumed.setdefault(name, Consumed(name, "write")))
+        body = next(iter(wr.values()))
+        written.append((plan.table, plan.hk, body.get("Item") or body["Key"]))
     n_un = sum(len(v) for v in unprocessed.values())
     ctx.unprocessed = n_un
     if first_throttle is not None and n_un == len(plans):
@@ -110,6 +113,13 @@ def batch_write(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     out: dict[str, Any] = {"UnprocessedItems": unprocessed}
     if rcc:
         out["ConsumedCapacity"] = [(consumed.get(n) or Consumed(n, "write")).render(rcc) for n in request_items]
+    return _with_metrics(req, written, out)
+
+
+def _with_metrics(req: dict[str, Any], written: list[tuple[Any, Any, Item]], out: dict[str, Any]) -> dict[str, Any]:
+    """`out` with the ItemCollectionMetrics of the collections written, when asked for and there are any."""
+    if item_collections.requested(req) and (metrics := item_collections.per_table(written)):
+        out["ItemCollectionMetrics"] = metrics
     return out
 
 
@@ -304,10 +314,13 @@ def transact_write(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
             reasons[i] = _tx_reason(th)
             raise _cancelled(reasons)
     consumed: dict[str, Consumed] = {}
+    written: list[tuple[Any, Any, Item]] = []
     for i, plan in enumerate(plans):
         if plan is not None:
             apply(plan)
             account(plan, consumed.setdefault(plan.table.name, Consumed(plan.table.name, "write")), 2.0)
+            body = prepared[i][1]
+            written.append((plan.table, plan.hk, body.get("Item") or body["Key"]))
         else:
             t = prepared[i][2]
             old = t.base.get(prepared[i][6], prepared[i][7])
@@ -317,7 +330,7 @@ def transact_write(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if rcc:
         out["ConsumedCapacity"] = [c.render(rcc, per_kind=True) for c in consumed.values()]
-    return out
+    return _with_metrics(req, written, out)
 
 
 def transact_get(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:

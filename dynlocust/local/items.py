@@ -7,34 +7,15 @@ decoded only where a request reads their attributes; a response carries them as 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from dynlocust.local import errors, expressions, legacy, params
+from dynlocust.local import errors, expressions, item_collections, legacy, params
 from dynlocust.local.attrvalues import check_nesting
 from dynlocust.local.limits import HASH_KEY_MAX_BYTES, RANGE_KEY_MAX_BYTES
 from dynlocust.local.params import Exprs
 from dynlocust.local.state import Ctx, State, throttle_error
-from dynlocust.local.store import Index, Item, StoredItem, Table, check_key_sizes, comparable
+from dynlocust.local.store import Index, Item, StoredItem, Table, WritePlan, check_key_sizes, comparable
 from dynlocust.local.units import ITEM_LIMIT, Consumed, item_size, read_units, write_units
-
-
-@dataclass
-class WritePlan:
-    """One item write, validated and priced, not yet applied."""
-
-    table: Table
-    hk: Any
-    sk: Any
-    partition: str
-    old: StoredItem | None
-    new: Item | None
-    entries: list[tuple[Index, Any, Any, int, int]]  # index, old entry, new entry, old/new projected size
-    table_units: float
-    gsi_units: dict[str, tuple[float, str]]
-    lsi_units: dict[str, float]
-    size_old: int
-    size_new: int
 
 
 def required_item(body: dict[str, Any], path: str) -> Item:
@@ -240,7 +221,7 @@ def put_item(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     cond = ex.condition(req.get("ConditionExpression"))
     ex.finish()
     hk, sk, part = item_key(t, item)
-    return _put_or_delete(st, t, (hk, sk, part), item, cond, on_fail, rv, rcc)
+    return _with_metrics(req, t, hk, item, _put_or_delete(st, t, (hk, sk, part), item, cond, on_fail, rv, rcc))
 
 
 def delete_item(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
@@ -253,7 +234,14 @@ def delete_item(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     cond = ex.condition(req.get("ConditionExpression"))
     ex.finish()
     hk, sk, part = key_of(t, req.get("Key"))
-    return _put_or_delete(st, t, (hk, sk, part), None, cond, on_fail, rv, rcc)
+    return _with_metrics(req, t, hk, req["Key"], _put_or_delete(st, t, (hk, sk, part), None, cond, on_fail, rv, rcc))
+
+
+def _with_metrics(req: dict[str, Any], t: Table, hk: Any, key: Item, out: dict[str, Any]) -> dict[str, Any]:
+    """`out` with the written collection's ItemCollectionMetrics when the request asked for them (after the write)."""
+    if item_collections.requested(req) and (m := item_collections.metrics(t, hk, key)) is not None:
+        out["ItemCollectionMetrics"] = m
+    return out
 
 
 def _put_or_delete(
@@ -312,7 +300,7 @@ def update_item(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
         account(plan, c)
         out["ConsumedCapacity"] = c.render(rcc)
     apply(plan)
-    return out
+    return _with_metrics(req, t, hk, key, out)
 
 
 def get_item(st: State, req: dict[str, Any], ctx: Ctx) -> dict[str, Any]:

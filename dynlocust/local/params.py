@@ -213,14 +213,12 @@ class Exprs:
 
 
 def return_values(req: dict[str, Any], allowed: tuple[str, ...]) -> str:
-    """ReturnValues (its enum checked by validation.check_constraints), before the table lookup. PutItem and
-    DeleteItem take only ALL_OLD and NONE. The sentence is moto's: issue 45 records the service answering
-    "1 validation error detected: ReturnValues can only be ALL_OLD or NONE" (dynalite's tests the same, bare), but
-    moto's suite expects this one and its expected-failures list may not grow; commit 'Keep moto's ReturnValues
-    sentence' is the one to revert for the service's."""
+    """ReturnValues (its enum checked by validation.check_constraints): PutItem and DeleteItem take only ALL_OLD
+    and NONE, refused as "1 validation error detected: ReturnValues can only be ALL_OLD or NONE" (issue 45, from
+    suites run against the service; dynalite's tests record the bare sentence), before the table lookup."""
     rv = req.get("ReturnValues", "NONE")
     if rv not in allowed:
-        raise errors.validation("Return values set to invalid value")
+        raise errors.detected("ReturnValues can only be " + " or ".join(reversed(allowed)))
     return rv
 
 

@@ -17,12 +17,11 @@ from dynlocust.local import errors
 from dynlocust.local.config import LocalConfig
 from dynlocust.local.errors import ServiceError
 from dynlocust.local.idempotency import TokenStore
-from dynlocust.local.store import StoredItem, Table
+from dynlocust.local.store import StoredItem, Table, WritePlan
 from dynlocust.local.units import write_units
 
 if TYPE_CHECKING:
     from dynlocust.local.capacity import CapacityModel
-    from dynlocust.local.items import WritePlan
 
 
 class Ctx:

@@ -442,6 +442,7 @@ class Table:
     stream_label: str | None = None  # LatestStreamLabel: set when a stream is enabled
     sse: dict[str, Any] | None = None  # SSEDescription when SSESpecification enabled KMS encryption
     pay_per_request_since: float | None = None  # LastUpdateToPayPerRequestDateTime
+    policy: tuple[str, str] | None = None  # its resource-based policy and that policy's revision ID (policies.py)
     base: Collection = field(init=False)
     item_count: int = 0
     size_bytes: int = 0
@@ -454,3 +455,21 @@ class Table:
 
     def index(self, name: str) -> Index | None:
         return self.gsis.get(name) or self.lsis.get(name)
+
+
+@dataclass
+class WritePlan:
+    """One item write, validated and priced, not yet applied."""
+
+    table: Table
+    hk: Any
+    sk: Any
+    partition: str
+    old: StoredItem | None
+    new: Item | None
+    entries: list[tuple[Index, Any, Any, int, int]]  # index, old entry, new entry, old/new projected size
+    table_units: float
+    gsi_units: dict[str, tuple[float, str]]
+    lsi_units: dict[str, float]
+    size_old: int
+    size_new: int

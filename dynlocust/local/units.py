@@ -60,19 +60,25 @@ class Consumed:
     def render(self, mode: str | None, per_kind: bool = False) -> dict[str, Any] | None:
         """The wire ConsumedCapacity object for ReturnConsumedCapacity=mode (None/NONE -> None).
 
-        TOTAL carries ReadCapacityUnits/WriteCapacityUnits only for transactions (`per_kind`), as moto's
-        test_consumed_capacity_get_unknown_item and test_valid_transact_get_items record the service.
+        TOTAL is TableName and CapacityUnits; INDEXES adds a Capacity object for the table (there even when it
+        consumed nothing, as on a read of an index) and one for each index written or read. Only transactions
+        (`per_kind`) also carry ReadCapacityUnits/WriteCapacityUnits, at the top and in each Capacity object.
+        Sources: the AWS CLI's examples (query, example 5: `"Table": {"CapacityUnits": 0.0}` beside the index read;
+        batch-write-item: INDEXES without WriteCapacityUnits), dynalite's tests recorded against the service
+        (BatchGetItem, Scan), moto's test_consumed_capacity_get_unknown_item and test_valid_transact_get_items.
         """
         if mode not in ("TOTAL", "INDEXES"):
             return None
         key = "ReadCapacityUnits" if self.kind == "read" else "WriteCapacityUnits"
-        out: dict[str, Any] = {"TableName": self.table, "CapacityUnits": self.total}
-        if mode == "INDEXES" or per_kind:
-            out[key] = self.total
+
+        def capacity(units: float) -> dict[str, float]:
+            return {"CapacityUnits": units, key: units} if per_kind else {"CapacityUnits": units}
+
+        out: dict[str, Any] = {"TableName": self.table, **capacity(self.total)}
         if mode == "INDEXES":
-            out["Table"] = {"CapacityUnits": self.table_units, key: self.table_units}
+            out["Table"] = capacity(self.table_units)
             if self.gsi:
-                out["GlobalSecondaryIndexes"] = {n: {"CapacityUnits": u, key: u} for n, u in self.gsi.items()}
+                out["GlobalSecondaryIndexes"] = {n: capacity(u) for n, u in self.gsi.items()}
             if self.lsi:
-                out["LocalSecondaryIndexes"] = {n: {"CapacityUnits": u, key: u} for n, u in self.lsi.items()}
+                out["LocalSecondaryIndexes"] = {n: capacity(u) for n, u in self.lsi.items()}
         return out

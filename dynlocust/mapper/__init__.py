@@ -2,9 +2,9 @@
 
 `from dynlocust.mapper import Serializer, Deserializer, MapperUser` is the public entry point. Names are loaded on
 first use (PEP 562) because the serializer imports boto3: importing this package must not pull in botocore (and
-ssl) before a Locust entry point such as `dynlocust.plugin.mapper_users` or `dynlocust.plugin.compare` has had
+ssl) before a Locust entry point such as `dynlocust.user_classes.mapper_user` or `dynlocust.compare.cli` has had
 gevent patch them, and `MapperUser` (which imports Locust, so it lives beside the other users in
-`dynlocust.plugin.mapper_users`) is loaded only when asked for.
+`dynlocust.user_classes.mapper_user`) is loaded only when asked for.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
         SerializationError,
         Serializer,
     )
-    from dynlocust.plugin.mapper_users import MapperUser
+    from dynlocust.user_classes.mapper_user import MapperUser
 
 _EXPORTS = {
     "DeserializationError": "deserializer",
@@ -33,7 +33,7 @@ _EXPORTS = {
     "GetManyResult": "repository",
     "Index": "model",
     "MapperError": "serializer",
-    "MapperUser": "dynlocust.plugin.mapper_users",
+    "MapperUser": "dynlocust.user_classes.mapper_user",
     "ModelError": "model",
     "NumberError": "serializer",
     "NumberNotFiniteError": "serializer",

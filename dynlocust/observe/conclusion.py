@@ -19,7 +19,8 @@ from dynlocust.observe import endpoint_lost
 from dynlocust.observe.throttle_causes import explain
 from dynlocust.run.saturation import REASONS, Saturation
 from dynlocust.run.verdict import Verdict
-from dynlocust.scenario.plan import window_number as window_number  # numbered from 1; its views import it here
+from dynlocust.scenario.plan import window_list as window_list  # numbered from 1; its views import them here
+from dynlocust.scenario.plan import window_number as window_number
 
 QUIETER = "run it on a quieter machine or with fewer processes"
 MORE_CPU = "add workers or processes"
@@ -63,19 +64,6 @@ class Conclusion:
     def from_dict(cls, d: Mapping[str, Any]) -> Conclusion:
         windows = {k: tuple(int(i) for i in d.get(k, ())) for k in ("service_limited", "client_limited", "errors")}
         return cls(text=str(d.get("text", "")), incomplete=tuple(int(i) for i in d.get("incomplete", ())), **windows)
-
-
-def window_list(indexes: Sequence[int]) -> str:
-    """`window 4` (index 3), `windows 2, 5`, `windows 2-5`: numbered from 1, consecutive windows collapsed."""
-    runs: list[list[int]] = []
-    for i in sorted(indexes):
-        if runs and i == runs[-1][-1] + 1:
-            runs[-1].append(i)
-        else:
-            runs.append([i])
-    numbers = [[window_number(i) for i in r] for r in runs]
-    parts = [f"{r[0]}-{r[-1]}" if len(r) > 2 else ", ".join(map(str, r)) for r in numbers]
-    return ("window " if len(indexes) == 1 else "windows ") + ", ".join(parts)
 
 
 def _sentence(text: str) -> str:

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dynlocust.request.outcomes import CONNECTION
+from dynlocust.scenario.plan import window_list, window_number
 
 _PREFIX = f"{CONNECTION}:"
 
@@ -39,8 +40,6 @@ def _dead(record: Mapping[str, Any]) -> bool:
 def sentence(records: Sequence[Mapping[str, Any]]) -> str | None:
     """`The endpoint stopped answering in window 2 (connection refused: 24 of its 59 requests, then all 180 of
     windows 3-4).`, or None when the run's last window still reached it."""
-    from dynlocust.observe.conclusion import window_list, window_number
-
     windows = sorted(records, key=lambda r: int(r["index"]))
     tail: list[Mapping[str, Any]] = []
     for record in reversed(windows):

@@ -5,6 +5,12 @@ The noun is the *plan*. Its figures come from the results file alone: the `ceili
 the windows' consumed units per accepted request, and the tables' state polled at each window's end. Prices are
 `dynlocust.cost.Prices` (dated, with their source); the plan prints the date.
 
+The units each table and each GSI sustained at the ceiling are each operation's consumed units (the windows' bins
+count them per operation) over the run's accepted requests, times the ceiling, on the resource the operation
+addressed: a read through an index on that index, the rest on its table. Requests ask for `ReturnConsumedCapacity`
+TOTAL, which gives a write's units with its GSIs' share included, so a GSI's write units are within its table's
+figure, and the plan says so for every GSI the tables' state lists.
+
 The choices the documentation leaves to us, said once:
 - `OnDemandThroughput` maximum: the target's units plus `CAP_HEADROOM` (a runaway client is stopped a quarter above
   the plan, not at the table's ceiling);
@@ -25,7 +31,7 @@ from typing import Any
 
 from dynlocust.cost import US_EAST_1, Prices
 from dynlocust.errors import ConfigurationError
-from dynlocust.run.results import read_results
+from dynlocust.run.results import read_results, results_file
 
 CAP_HEADROOM = 0.25
 AUTOSCALING_TARGET = 0.70
@@ -63,6 +69,10 @@ class CapacityPlan:
     provisioned_month: float
     prices: Prices
     caveats: list[str] = field(default_factory=list)
+    by_resource: dict[str, Units] = field(default_factory=dict)
+    """Units per second each table (`table T`) and each GSI read through (`index I of T`) sustained at the ceiling."""
+    gsis: tuple[str, ...] = ()
+    """`index I of T` of every GSI the tables' state lists: their write units are within their table's."""
 
     def lines(self) -> list[str]:
         def pair(u: Units, fmt: str = ",.0f") -> str:
@@ -73,6 +83,10 @@ class CapacityPlan:
         out.append(f"  units per request: {self.per_request.read:.3f} read, {self.per_request.write:.3f} write")
         if self.at_ceiling is not None:
             out.append(f"  sustained at the ceiling: {pair(self.at_ceiling, ',.1f')}")
+            for name, units in self.by_resource.items():
+                out.append(f"  sustained at the ceiling by {name}: {pair(units, ',.1f')}")
+            for name in self.gsis:
+                out.append(f"  {name}: its write units are within its table's (consumed capacity TOTAL)")
         out.append(f"  at the target: {pair(self.at_target, ',.1f')}")
         out.append(f"  on demand: OnDemandThroughput maximum {pair(self.on_demand_max)} (target + 25 %)")
         out.append(f"  on demand: WarmThroughput before launch {pair(self.warm)}")
@@ -93,6 +107,36 @@ def _units_per_request(windows: Sequence[Mapping[str, Any]]) -> Units:
     read = sum(float(w["summary"].get("read_units", 0.0)) for w in windows)
     write = sum(float(w["summary"].get("write_units", 0.0)) for w in windows)
     return Units(read / accepted, write / accepted)
+
+
+def _units_by_resource(windows: Sequence[Mapping[str, Any]], run: Mapping[str, Any]) -> dict[str, Units]:
+    """Units per accepted request of the run, by the table or index each operation addressed (see the module)."""
+    accepted = sum(int(w["summary"].get("accepted", 0)) for w in windows)
+    if not accepted:
+        return {}
+    workload = (run.get("shape") or {}).get("workload") or {}
+    addressed = {
+        str(o.get("label")): f"index {o['index']} of {o.get('table')}" if o.get("index") else f"table {o.get('table')}"
+        for o in workload.get("operations") or ()
+    }
+    read: dict[str, float] = {}
+    write: dict[str, float] = {}
+    for w in windows:
+        for b in w.get("bins") or ():
+            for label, tally in (b.get("operations") or {}).items():
+                name = addressed.get(label, f"operation {label}")
+                read[name] = read.get(name, 0.0) + float(tally.get("read_units") or 0.0)
+                write[name] = write.get(name, 0.0) + float(tally.get("write_units") or 0.0)
+    return {name: Units(read[name] / accepted, write[name] / accepted) for name in sorted(read)}
+
+
+def _gsis(windows: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
+    """`index I of T` of every GSI in the last table state polled."""
+    for w in reversed(windows):
+        tables = (w.get("table_state") or {}).get("tables") or {}
+        if tables:
+            return tuple(f"index {i} of {t}" for t, state in tables.items() for i in (state.get("indexes") or {}))
+    return ()
 
 
 def _table_state(windows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -171,6 +215,8 @@ def build_plan(records: Sequence[Mapping[str, Any]], target: float | None, price
         target=rate,
         per_request=per_request,
         at_ceiling=per_request.times(found) if found is not None else None,
+        by_resource={k: u.times(found) for k, u in _units_by_resource(windows, run).items()} if found else {},
+        gsis=_gsis(windows),
         at_target=at_target,
         on_demand_max=Units(
             math.ceil(at_target.read * (1 + CAP_HEADROOM)), math.ceil(at_target.write * (1 + CAP_HEADROOM))
@@ -205,8 +251,6 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("results", help="a results.jsonl of a ceiling search, or its run directory")
     parser.add_argument("--target", default=None, help="the rate to plan for, e.g. 8000/s (default: the ceiling)")
     args = parser.parse_args(argv)
-    from dynlocust.observe.report.build import results_file
-
     path = results_file(args.results)
     if not path.exists():
         raise ConfigurationError(f"results: expected a results file, found no such file {path}")

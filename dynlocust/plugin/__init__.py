@@ -1,6 +1,7 @@
-"""Locust glue, the top layer: options, users, set-up and teardown, safety rails, the web form and tab, the epilogue.
+"""Locust glue: settings, the run context, roles, set-up and teardown, safety rails, the web form and tab, the epilogue.
 
 Everything here knows Locust; the layers below (`fleet`, `observe`, `run`, `request`) are handed what they need.
+The public user classes, defined on top of it, live in `dynlocust.user_classes`.
 """
 
 from __future__ import annotations

@@ -58,10 +58,10 @@ class RunContext:
     results_path: Path | None = None
     """The run's results file (the master or a standalone process; None on a worker)."""
     tables: TableManager | None = None
-    run: LocalRun | None = None
+    share: LocalRun | None = None
     """This process's share of the run, once it plays (standalone or worker)."""
-    report: FleetMerge | None = None
-    """The fleet's merged view (master or standalone), once set-up is done."""
+    merge: FleetMerge | None = None
+    """The fleet's merge of every share's windows (master or standalone), once set-up is done."""
     workers: tuple[str, ...] = ()
     t0: float = 0.0
     stage: str = NOT_STARTED
@@ -138,13 +138,19 @@ def current_scenario(environment: Environment) -> Scenario | None:
     return state.scenario if state is not None else None
 
 
-def current_run(environment: Environment) -> LocalRun | None:
-    """This process's scenario run once it has started (for the users, the web UI and metrics)."""
+def current_share(environment: Environment) -> LocalRun | None:
+    """This process's share of the current run once it plays (for the users, the web UI and metrics)."""
     run = current(environment)
-    return run.run if run is not None else None
+    return run.share if run is not None else None
 
 
-def current_report(environment: Environment) -> FleetMerge | None:
-    """The fleet's merged view (master or standalone), once the current run has started."""
+def current_merge(environment: Environment) -> FleetMerge | None:
+    """The fleet's merge of the current run (master or standalone), once it has started."""
     run = current(environment)
-    return run.report if run is not None else None
+    return run.merge if run is not None else None
+
+
+def keeps_running(environment: Environment) -> bool:
+    """Whether the process outlives a run: the web UI's, where each Start begins another (not headless)."""
+    options = getattr(environment, "parsed_options", None)
+    return getattr(environment, "web_ui", None) is not None and not getattr(options, "headless", False)

@@ -1,9 +1,13 @@
 """Every Locust listener dynlocust registers, in one place, in the order Locust fires them.
 
+Each listener that depends on the process's place in a run hands the event to its role (`dynlocust.plugin.roles`),
+which owns the run's life and registers its own role-specific listeners (metrics, fleet messages): start-up goes one
+way, listeners, then roles, then what they call.
+
 Two sets, each registered once however often it is asked for:
-- `register_plugin`, for any locustfile with a dynlocust user (`dynlocust.plugin.users` asks for it): the options,
-  the process's role, its Prometheus metrics;
-- `register_scenario`, for the scenario locustfile (`dynlocust.plugin.scenario_user`): a scenario run's set-up,
+- `register_plugin`, for any locustfile with a dynlocust user (`dynlocust.user_classes.dynamodb_user` asks for
+  it): the options, the process's role, its Prometheus metrics;
+- `register_scenario`, for the scenario locustfile (`dynlocust.user_classes.scenario_user`): a scenario run's set-up,
   start, stop, shutdown and epilogue, after the plugin's own.
 
 In firing order:
@@ -17,7 +21,8 @@ In firing order:
   web UI, credentials redacted from logs, interrupts (Ctrl-C and SIGTERM) routed, the role's fleet messages
   registered (before the scenario is prepared: workers say hello while a master starts its endpoint) and the
   scenario prepared;
-- `test_start`: a fresh run set up and handed out (`setup.begin`);
+- `test_start`: the role's `begin` (standalone or master: a fresh run set up and handed out; a worker waits for its
+  plan);
 - `test_stopping`: the role's stopping (a standalone web UI run closes its windows while Locust still says running);
 - `test_stop`: the role's stop (the run ended, its tables deleted and, in the web UI, its report written; a worker
   stops its share);
@@ -28,6 +33,7 @@ In firing order:
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -37,21 +43,20 @@ from locust.event import EventHook
 from locust.web import WebUI
 
 from dynlocust import redact
+from dynlocust.errors import DynlocustError
 from dynlocust.plugin import (
     console,
     epilogue,
     lifeline,
-    metrics_wiring,
-    options,
     otel_wiring,
     safety,
-    setup,
-    teardown,
+    settings,
     web_origin,
     webui,
 )
 from dynlocust.plugin.context import settings_for, state_for
-from dynlocust.plugin.roles import create, role_for
+from dynlocust.plugin.roles import begin, create, role_for
+from dynlocust.request.transport.boto3 import validate_endpoint
 
 _REGISTERED: set[str] = set()
 
@@ -70,9 +75,9 @@ def register_plugin() -> None:
     _once(
         "plugin",
         [
-            (events.init_command_line_parser, options.add_arguments),
+            (events.init_command_line_parser, settings.add_arguments),
             (events.init, _link_to_parent),
-            (events.init, options.validate),
+            (events.init, _validate_settings),
             (events.init, _create_role),
             (events.init, _install_metrics),
             (events.init, _install_otel),
@@ -107,6 +112,17 @@ def _link_to_parent(environment: Environment, **_kwargs: Any) -> None:
     lifeline.watch_parent_if_unlinked()
 
 
+def _validate_settings(environment: Environment, **_kwargs: Any) -> None:
+    """Settings and the endpoint, validated before anything starts: a bad value ends the process (exit code 2)."""
+    try:
+        state_for(environment)
+        if environment.host:
+            validate_endpoint(environment.host)
+    except DynlocustError as exc:
+        sys.stderr.write(f"dynlocust: error: {exc}\n")
+        sys.exit(exc.exit_code)
+
+
 def _create_role(environment: Environment, **_kwargs: Any) -> None:
     state_for(environment).role = create(environment)
     # after the runner's own `quitting` listener (Locust fires `quitting` in reverse): this one hears first
@@ -114,11 +130,11 @@ def _create_role(environment: Environment, **_kwargs: Any) -> None:
 
 
 def _install_metrics(environment: Environment, **_kwargs: Any) -> None:
-    metrics_wiring.install(environment)
+    role_for(environment).install_metrics()
 
 
 def _uninstall_metrics(environment: Environment, **_kwargs: Any) -> None:
-    metrics_wiring.uninstall(environment)
+    role_for(environment).uninstall_metrics()
 
 
 def _install_otel(environment: Environment, **_kwargs: Any) -> None:
@@ -144,12 +160,13 @@ def _prepare(environment: Environment, **_kwargs: Any) -> None:
     safety.route_interrupts()
     with safety.interrupts_held():  # a Ctrl-C here reaches Locust's main loop, which shuts down through `quitting`
         # the messages first: a master's `prepare` waits for its embedded endpoint, and workers say hello meanwhile
-        role_for(environment).register()
-        setup.prepare(environment)
+        role = role_for(environment)
+        role.register()
+        role.prepare()
 
 
 def _begin(environment: Environment, **_kwargs: Any) -> None:
-    setup.begin(environment)
+    begin(environment)
 
 
 def _stopping(environment: Environment, **_kwargs: Any) -> None:
@@ -161,6 +178,4 @@ def _stop(environment: Environment, **_kwargs: Any) -> None:
 
 
 def _quitting(environment: Environment, **_kwargs: Any) -> None:
-    safety.quit_once(
-        environment, lambda: teardown.quit(environment), signal_aborts=not setup.keeps_running(environment)
-    )
+    role_for(environment).quit()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,23 +40,23 @@ def metrics_for(environment: Environment) -> Metrics | None:
     return installed.metrics if installed is not None else None
 
 
-def install(environment: Environment, registry: CollectorRegistry | None = None) -> Metrics:
-    """Attach metrics to a Locust environment, wired by the process's role; the web UI gets a /metrics route.
+def install(
+    environment: Environment, registry: CollectorRegistry | None = None, *, wire: Callable[[Metrics], None]
+) -> Metrics:
+    """Attach metrics to a Locust environment, wired by `wire` (the process's role); the web UI gets a /metrics route.
 
     Standalone processes count their own requests and serve them; workers count and ship deltas to the master
     with every report; the master merges and serves. Failing to bind the port is logged, not fatal: metrics are
     an observer and must not stop a load test.
     """
-    from dynlocust.plugin.roles import role_for
-
     state = context.state_for(environment)
     metrics = Metrics(
         registry if registry is not None else CollectorRegistry(),
-        run_source=lambda: context.current_run(environment),
-        search_source=lambda: getattr(context.current_report(environment), "search", None),
+        run_source=lambda: context.current_share(environment),
+        search_source=lambda: getattr(context.current_merge(environment), "search", None),
     )
     state.metrics = _Installed(metrics)
-    role_for(environment).wire_metrics(metrics)
+    wire(metrics)
     web_ui = getattr(environment, "web_ui", None)
     if web_ui is not None:
         _add_web_route(web_ui, metrics)

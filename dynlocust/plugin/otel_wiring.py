@@ -85,7 +85,7 @@ def _run_id(environment: Environment) -> str | None:
 
 
 def _windows(environment: Environment) -> Iterator[tuple[int, str, str, str]]:
-    report = context.current_report(environment)
+    report = context.current_merge(environment)
     if report is None:
         return
     run_id = _run_id(environment) or ""

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from locust.env import Environment
 from locust.runners import WorkerRunner
@@ -50,10 +50,9 @@ from dynlocust.exit_codes import ExitCode, worst
 from dynlocust.plugin import context
 from dynlocust.request.client import measured_call
 from dynlocust.run.closed_window import ClosedWindow
+from dynlocust.run.local_run import LocalRun
+from dynlocust.run.progress import Progress
 from dynlocust.run.results import ResultsWriter
-
-if TYPE_CHECKING:
-    from dynlocust.run.local_run import LocalRun
 
 log = logging.getLogger(__name__)
 
@@ -141,18 +140,17 @@ def greenlet_stacks(*, limit: int = MAX_STACKS) -> list[dict[str, Any]]:
     return stacks
 
 
-def snapshot(run: LocalRun) -> dict[str, Any]:
-    """Partial counts of `run` plus where it is stuck."""
-    inflight = {str(w): n for w, n in run.inflight.items() if n}
+def snapshot(progress: Progress) -> dict[str, Any]:
+    """Partial counts of a run's `progress` plus where it is stuck."""
     return {
         "counts": {
-            "sent": run.sent,
-            "completed": run.sent - sum(run.inflight.values()),
-            "in_flight": inflight,
-            "read_units": run.read_units,
-            "write_units": run.write_units,
-            "windows_closed": len(run.closed),
-            "windows_planned": len(run.plan.windows),
+            "sent": progress.sent,
+            "completed": progress.sent - progress.in_flight_total,
+            "in_flight": {str(w): n for w, n in progress.in_flight.items()},
+            "read_units": progress.read_units,
+            "write_units": progress.write_units,
+            "windows_closed": progress.windows_closed,
+            "windows_planned": progress.windows_planned,
         },
         "requests": [vars(c) for c in in_flight_calls()],
         "greenlets": greenlet_stacks(),
@@ -176,9 +174,9 @@ class Trip:
 
 
 def run_deadline(run: LocalRun, margin: float | None = None) -> float:
-    """Wall-clock time by which `run` must be over: its last window's end, the per-call deadline and a margin."""
-    windows = run.plan.windows
-    end = windows[-1].end if windows else run.t0
+    """Wall-clock time by which `run` must be over: its last window's end (a search's longest course), the per-call
+    deadline and a margin."""
+    end = run.progress().plan_end
     if margin is None:
         margin = max(RUN_MARGIN_MIN, RUN_MARGIN_RATIO * (end - run.t0))
     return end + run.deadline + margin
@@ -186,7 +184,8 @@ def run_deadline(run: LocalRun, margin: float | None = None) -> float:
 
 @dataclass
 class Watchdog:
-    """Follows one `LocalRun`; `check()` is one step (for tests), `start()` runs it every `interval` seconds."""
+    """Follows one `LocalRun` through its `Progress`; `check()` is one step (for tests), `start()` runs it every
+    `interval` seconds."""
 
     run: LocalRun
     deadline_at: float
@@ -225,15 +224,18 @@ class Watchdog:
 
     def check(self) -> Trip | None:
         """Look once; trip (and act) on a passed deadline or a stall. Returns the trip, if any."""
-        if self.trip is not None or self.run.finished:
+        if self.trip is not None:
             return self.trip
+        progress = self.run.progress()
+        if progress.finished:
+            return None
         now = self.monotonic()
-        in_flight = sum(self.run.inflight.values())
-        completed = self.run.sent - in_flight
+        in_flight = progress.in_flight_total
+        completed = progress.sent - in_flight
         if completed != self._completed or in_flight == 0:
             self._completed, self._progress_at = completed, now
-        if self.run.clock() > self.deadline_at:
-            over = self.run.clock() - self.deadline_at
+        if progress.at > self.deadline_at:
+            over = progress.at - self.deadline_at
             return self._trip(DEADLINE, f"watchdog: the run passed its deadline by {over:.1f} s")
         if now - self._progress_at >= self.stall_after:
             return self._trip(
@@ -244,7 +246,8 @@ class Watchdog:
         return None
 
     def _trip(self, kind: str, reason: str) -> Trip:
-        trip = Trip(kind, reason, self.run.clock(), snapshot(self.run))
+        progress = self.run.progress()
+        trip = Trip(kind, reason, progress.at, snapshot(progress))
         self.trip = trip
         log.error("%s; %d requests in flight", reason, len(trip.snapshot["requests"]))
         for call in trip.snapshot["requests"][:10]:
@@ -274,11 +277,11 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 
 
 def watch(environment: Environment, state: context.RunContext, snapshot_path: Path | None = None) -> Watchdog:
-    """Start a watchdog over `state.run`; its snapshot goes to `snapshot_path`, by default next to the results
+    """Start a watchdog over `state.share`; its snapshot goes to `snapshot_path`, by default next to the results
     file."""
     from dynlocust.exit_codes import ExitCode
 
-    run = state.run
+    run = state.share
     assert run is not None, "a watchdog follows a started run"
     if snapshot_path is None and state.results_path is not None:
         snapshot_path = state.results_path.parent / SNAPSHOT_FILE
@@ -339,7 +342,7 @@ def _quit_runner(environment: Environment, *, wait: bool = False) -> None:
 
 
 def guard_worker(
-    environment: Environment, runner: WorkerRunner, current: Callable[[], Any], timeout: float | None = None
+    environment: Environment, runner: WorkerRunner, current: Callable[[], LocalRun | None], timeout: float | None = None
 ) -> gevent.Greenlet:
     """On a worker: once the master is silent for `timeout` s, stop this worker's run and quit the worker."""
     limit = context.settings_for(environment).master_timeout if timeout is None else timeout

@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from dynlocust.errors import ConfigurationError, DynlocustError
+from dynlocust.fleet.results_table import ResultsTable
 from dynlocust.run.saturation import THRESHOLD_FIELDS, Thresholds
 from dynlocust.scenario.catalog import resolve
 from dynlocust.scenario.scale import Scaling, factor
@@ -56,14 +57,16 @@ class Settings:
     master_timeout: float = DEFAULT_MASTER_TIMEOUT
     thresholds: Thresholds = field(default_factory=Thresholds)
     scaling: Scaling = field(default_factory=Scaling)
+    results_table: ResultsTable = field(default_factory=lambda: ResultsTable(region=DEFAULT_REGION))
+    """Where the master also publishes its results records, for a launcher to poll (`dynlocust ecs run`)."""
 
     @property
     def effective_read_timeout(self) -> float:
         return self.read_timeout if self.read_timeout is not None else self.deadline
 
 
-def add_arguments(parser: Any) -> None:
-    """Register every dynlocust option on a Locust (configargparse) parser."""
+def add_arguments(parser: Any, **_kwargs: Any) -> None:
+    """Register every dynlocust option on a Locust (configargparse) parser (Locust's `init_command_line_parser`)."""
     group = parser  # Locust's own parser: its argument groups do not take include_in_web_ui
     # Locust's web UI can start load with the operator's credentials: loopback unless --web-host says otherwise
     # (Locust's default is every interface). DEFAULT_WEB_HOST is a default only: the option and env var still win.
@@ -127,6 +130,23 @@ def add_arguments(parser: Any) -> None:
         env_var="DYNLOCUST_RUN_ID",
         help="Identity of the run (default: generated): 1 to 64 letters, digits, '_', '-' or '.', starting with a "
         "letter or digit, without '..'. A run id that already has results is refused.",
+    )
+    group.add_argument(
+        "--results-table",
+        type=str,
+        default="",
+        env_var="DYNLOCUST_RESULTS_TABLE",
+        include_in_web_ui=False,
+        help="DynamoDB table the master also publishes every results record to, for a launcher to poll "
+        "(`dynlocust ecs run` sets it; default none: the results file alone).",
+    )
+    group.add_argument(
+        "--results-endpoint",
+        type=str,
+        default="",
+        env_var="DYNLOCUST_RESULTS_ENDPOINT",
+        include_in_web_ui=False,
+        help="Endpoint URL of the --results-table (default: AWS's own in --region).",
     )
     group.add_argument(
         "--metrics-host",
@@ -324,6 +344,7 @@ def from_options(options: Namespace | None) -> Settings:
         witness=_flag(get("witness", False)),
         thresholds=_thresholds(get),
         scaling=scaling_from(get),
+        results_table=ResultsTable(str(get("results_table") or ""), region, str(get("results_endpoint") or "")),
     )
 
 

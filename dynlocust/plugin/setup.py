@@ -1,26 +1,24 @@
-"""Set-up of a scenario run: the scenario and endpoint once per process, then tables, T0 and the plan per run.
+"""Set-up of a scenario run, in single-purpose steps that the role owning a run calls (`dynlocust.plugin.roles`).
 
-`prepare` runs at Locust's `init` (master or standalone; a worker only loads the scenario): it loads the scenario,
-takes its concurrency as Locust's user count unless `-u` was given (Locust's own default, one user, would cap the
-open model at one request in flight), starts the embedded endpoint when the target is local and no `--host` was
-given, refuses a remote target without credentials, and reserves the first run's id. `begin` runs at every
-`test_start`: it takes a fresh `RunContext` when the last one has been used (a second Start in the web UI), creates
-and seeds its tables once the run id is found free on the target (`dynlocust.run.claim`), creates its results file
-exclusively, picks T0 a little ahead, and has the process's role hand out the run
-(`dynlocust.plugin.roles`: plans to the workers, or a `LocalRun`).
+Once per process, at Locust's `init`: `load_scenario` (every role: a worker only loads it), then, for the role that
+owns runs, `prepare_run`: the scenario's concurrency as Locust's user count unless `-u` was given (Locust's own
+default, one user, would cap the open model at one request in flight), the first run's id reserved, the embedded
+endpoint started when the target is local and no `--host` was given, a remote target without credentials refused.
+At every `test_start` the owning role's `begin` takes these steps in turn: `claim_run` (a fresh `RunContext` when the
+last one has been used, as after a second Start in the web UI, under an id found free), `create_tables` (created
+and seeded once the run id is free on the target, `dynlocust.run.claim`), `open_results` (its results file,
+created exclusively) and `start_merge` (the fleet's merge, its run record written). A step that fails ends the run
+with exit code 2 and spawns no user.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import sys
-import time
 from pathlib import Path
 from typing import Any, NoReturn
 
 from locust.env import Environment
-from locust.runners import STATE_CLEANUP, STATE_SPAWNING, STATE_STOPPED, STATE_STOPPING
 
 import gevent
 
@@ -29,12 +27,13 @@ from dynlocust.exit_codes import ExitCode
 from dynlocust.fleet import results_table
 from dynlocust.fleet.merge import FleetMerge
 from dynlocust.plugin import epilogue, safety, webform
-from dynlocust.plugin.context import EnvironmentState, RunContext, RunOutcome, state_for
-from dynlocust.plugin.roles import role_for, set_host
+from dynlocust.plugin.context import EnvironmentState, RunContext, RunOutcome, keeps_running, state_for
 from dynlocust.request.transport.boto3 import is_local_endpoint, make_client
 from dynlocust.run.claim import RunIdTaken, results_taken_message
+from dynlocust.run.results import ResultsWriter
 from dynlocust.run.run_id import new_run_id
 from dynlocust.run.search import new_search
+from dynlocust.run.table_state import TableStatePoller
 from dynlocust.run.tables import TableManager
 from dynlocust.scenario import scale
 from dynlocust.scenario.model import RemoteTarget
@@ -54,8 +53,8 @@ def fail(message: str, code: int = ExitCode.BAD_INPUT) -> NoReturn:
     sys.exit(code)
 
 
-def prepare(environment: Environment) -> EnvironmentState:
-    """Load the scenario and set up what lives as long as the process (endpoint, host, the first run id)."""
+def load_scenario(environment: Environment) -> EnvironmentState:
+    """Load the scenario, once per process (every role: a worker plays it too)."""
     state = state_for(environment)
     settings = state.settings
     if not settings.scenario:
@@ -66,12 +65,18 @@ def prepare(environment: Environment) -> EnvironmentState:
         fail(str(exc))
     state.scenario = scenario
     state.digest = scale.digest(settings.scenario, settings.scaling)
-    if not role_for(environment).owns_run:
-        return state
+    return state
+
+
+def prepare_run(environment: Environment) -> None:
+    """What lives as long as a process that owns runs: Locust's user count, the first run id, endpoint, host."""
+    state = state_for(environment)
+    scenario = state.scenario
+    assert scenario is not None
     if environment.parsed_options is not None:  # `locust -f ... --headless` (or --autostart) without -u
         webform.fill_defaults(environment.parsed_options, scenario.concurrency)
     try:
-        state.run = _new_run(state, settings.run_id or new_run_id(), explicit=True)
+        state.run = _new_run(state, state.settings.run_id or new_run_id(), explicit=True)
     except RunIdTaken as exc:
         fail(str(exc))
     if not environment.host:
@@ -91,7 +96,13 @@ def prepare(environment: Environment) -> EnvironmentState:
     if not is_local_endpoint(environment.host):
         profile = scenario.target.profile if isinstance(scenario.target, RemoteTarget) else None
         _require_credentials(environment.host, _region(state), profile)
-    return state
+
+
+def set_host(environment: Environment, host: str | None) -> None:
+    """The endpoint every user class of the process calls (the master's, on a worker)."""
+    environment.host = host
+    for user_class in environment.user_classes:
+        user_class.host = host
 
 
 def _region(state: EnvironmentState) -> str:
@@ -151,28 +162,14 @@ def _setup_failed(environment: Environment, run: RunContext, exc: Exception) -> 
     raise gevent.GreenletExit from None  # Locust spawns users after `test_start`: there must be none
 
 
-def begin(environment: Environment) -> None:
-    """`test_start` on a master or standalone process: set up a fresh run and start it, or end the process."""
+def claim_run(environment: Environment) -> RunContext:
+    """A fresh run for this Start, under an id free here: every Start is a fresh run with the settings of that
+    Start (the web UI's form may have changed --run-id or --results-dir)."""
     state = state_for(environment)
-    runner = environment.runner
-    if runner is None:
-        # A worker joining a running fleet: the master's spawn reaches it while Locust still builds its runner,
-        # before `init`. A worker never owns a run (its share comes as a plan), so there is nothing to do.
-        return
-    if safety.is_quitting(environment):
-        raise gevent.GreenletExit  # shutdown has begun (an interrupt): neither set up nor spawn users
-    role = role_for(environment)
-    if state.scenario is None or not role.owns_run:
-        return
-    # Locust fires test_start while its runner still says ready (stopped, after an earlier run) and says spawning
-    # only once this returns: its web page, polling meanwhile, would take the run for not started and stop polling.
-    # Set-up is how this test starts, so the runner says so from now on.
-    runner.update_state(STATE_SPAWNING)
     previous = state.run
     if previous is not None and previous.ending is not None:
         previous.ending.join()
-    # every Start is a fresh run with the settings of that Start (the web UI's form may have changed --run-id or
-    # --results-dir); an id whose results exist (an earlier Start's) gives way to a new one
+    # an id whose results exist (an earlier Start's) gives way to a new one
     unused = previous.run_id if previous is not None and not previous.begun else None
     settings = state.settings
     wanted = settings.run_id or unused or new_run_id()
@@ -183,16 +180,22 @@ def begin(environment: Environment) -> None:
     except RunIdTaken as exc:
         run = state.run = RunContext(wanted)
         _setup_failed(environment, run, exc)
-    assert run.results_path is not None
+    return run
+
+
+def create_tables(environment: Environment, run: RunContext) -> Any:
+    """Create and seed the run's tables; the client that did (for the table-state poll)."""
+    state = state_for(environment)
     scenario = state.scenario
+    assert scenario is not None
     client = make_client(
         environment.host or None,
         region=_region(state),
-        connect_timeout=settings.connect_timeout,
+        connect_timeout=state.settings.connect_timeout,
         read_timeout=scenario.deadline,
         pool_size=16,
     )
-    results_table_name = os.environ.get(results_table.RESULTS_TABLE_ENV, "")  # on ECS: tagged, not the scenario's
+    results_table_name = state.settings.results_table.name  # on ECS: tagged, not the scenario's
     run.tables = TableManager(client, scenario, run.run_id, ignore=(results_table_name,) if results_table_name else ())
     try:
         run.stage = "creating tables"
@@ -203,54 +206,68 @@ def begin(environment: Environment) -> None:
         _setup_failed(environment, run, exc)
     if safety.is_quitting(environment):
         raise gevent.GreenletExit  # interrupted as set-up ended: teardown has the tables, no run starts
+    return client
+
+
+def open_results(environment: Environment, run: RunContext) -> ResultsWriter:
+    """The run's results file, created exclusively: of two processes given one run id and one results directory,
+    only one writes there."""
+    assert run.results_path is not None
     try:
         run.results_path.parent.mkdir(parents=True, exist_ok=True)
-        # exclusive: of two processes given one run id and one results directory, only one writes there
-        writer = results_table.results_writer(run.results_path, run.run_id, exclusive=True)
+        writer = results_table.results_writer(
+            run.results_path, run.run_id, state_for(environment).settings.results_table, exclusive=True
+        )
     except (OSError, DynlocustError) as exc:
         _setup_failed(environment, run, exc)
     run.stage = "running"
+    assert run.tables is not None
     for name, seconds in run.tables.seconds_to_active.items():
         log.info("table %s ACTIVE after %.1f s", name, seconds)
+    return writer
 
-    run.workers = role.run_workers()
-    poller = role.watch_tables(client, run.tables.physical_names, scenario.deadline)
-    if safety.is_quitting(environment):
-        raise gevent.GreenletExit  # interrupted during the first table-state poll: no run starts
-    t0 = time.time() + role.start_lead
+
+def start_merge(
+    environment: Environment,
+    run: RunContext,
+    writer: ResultsWriter,
+    t0: float,
+    *,
+    table_states: TableStatePoller,
+    probe_lead: float,
+) -> FleetMerge:
+    """The fleet's merge of the run's windows, its run record written; when the run ends, the process's exit code
+    is recorded and the run wound down (`after_run`)."""
+    state = state_for(environment)
+    scenario = state.scenario
+    assert scenario is not None and run.tables is not None
 
     def finished(code: int) -> None:
         environment.process_exit_code = state.record(RunOutcome(run.run_id, code))
         gevent.spawn(after_run, environment)
 
-    run.report = FleetMerge(
+    merge = run.merge = FleetMerge(
         scenario,
         build_plan(scenario, t0=t0),
         writer,
         len(run.workers),
         on_finished=finished,
-        thresholds=settings.thresholds,
+        thresholds=state.settings.thresholds,
         table_in_epilogue=epilogue.prints_table(environment.parsed_options),
-        table_states=poller,
+        table_states=table_states,
         search=new_search(scenario),
-        probe_lead=role.probe_lead,
+        probe_lead=probe_lead,
     )
-    run.report.start(
+    merge.start(
         run_id=run.run_id,
         tables=run.tables.physical_names,
         seconds_to_active=run.tables.seconds_to_active,
         workers=list(run.workers),
-        table_state=poller.before if poller is not None else None,
+        table_state=table_states.before,
     )
-    if run.report.finished:
+    if merge.finished:
         raise gevent.GreenletExit  # its run record could not be written: it failed, it quits, no user spawns
-    role.play(run, t0)
-    if poller is not None:
-        poller.start([w.end for w in run.report.plan.windows], run.report.table_state_polled)
-    if safety.is_quitting(environment) or runner.state in (STATE_STOPPING, STATE_STOPPED, STATE_CLEANUP):
-        # interrupted while the run started: teardown ends it as aborted; Locust, whose shutdown has stopped the
-        # runner under this listener, must not go on to spawn users
-        raise gevent.GreenletExit
+    return merge
 
 
 def after_run(environment: Environment) -> None:
@@ -277,9 +294,3 @@ def autoquit_seconds(options: Any) -> float | None:
     if not getattr(options, "autostart", False) or autoquit is None or autoquit < 0:
         return None
     return float(autoquit)
-
-
-def keeps_running(environment: Environment) -> bool:
-    """Whether the process outlives a run: the web UI's, where each Start begins another (not headless)."""
-    options = getattr(environment, "parsed_options", None)
-    return getattr(environment, "web_ui", None) is not None and not getattr(options, "headless", False)

@@ -1,9 +1,9 @@
 """The end of a run and of the process: stop what still runs, close the results, delete the run's tables.
 
-`end_run` ends one run, once, whatever ended it: the plan's end or Stop in the web UI (Locust's `test_stop`, so
-the tables go at once and the next Start begins afresh), or the process quitting (an interrupt, a headless run's
-end). `quit` ends the current run and stops the embedded endpoint. A run interrupted during set-up still gets a
-results file whose end record says at which stage.
+The role ending a run hands itself over (`dynlocust.plugin.roles`). `end_run` ends one run, once, whatever ended
+it: the plan's end or Stop in the web UI (Locust's `test_stop`, so the tables go at once and the next Start begins
+afresh), or the process quitting (an interrupt, a headless run's end). `quit` ends the current run and stops the
+embedded endpoint. A run interrupted during set-up still gets a results file whose end record says at which stage.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from locust.env import Environment
 
@@ -21,27 +22,30 @@ from dynlocust.exit_codes import ExitCode, worst
 from dynlocust.fleet import results_table
 from dynlocust.fleet.merge import FleetMerge
 from dynlocust.plugin import epilogue, safety, witness_at_end
-from dynlocust.plugin.context import NOT_STARTED, EnvironmentState, RunContext, RunOutcome, state_for
-from dynlocust.plugin.roles import role_for
-from dynlocust.plugin.setup import keeps_running
+from dynlocust.plugin.context import NOT_STARTED, EnvironmentState, RunContext, RunOutcome, keeps_running, state_for
 from dynlocust.scenario.plan import build_plan
+
+if TYPE_CHECKING:
+    from dynlocust.plugin.roles import Role
 
 log = logging.getLogger("dynlocust")
 
 
-def end_run(environment: Environment, run: RunContext, reason: str = "interrupted") -> None:
-    """End `run` once (later callers wait for the first), shielded from interrupts; `reason` if it must abort."""
+def end_run(role: Role, run: RunContext, reason: str = "interrupted") -> None:
+    """End `role`'s `run` once (later callers wait for the first), shielded from interrupts; `reason` if it must
+    abort."""
     if run.ending is None:
-        run.ending = gevent.spawn(_end, environment, run, reason)
+        run.ending = gevent.spawn(_end, role, run, reason)
     safety.wait_shielded(run.ending, what="teardown")
 
 
-def quit(environment: Environment) -> None:
-    """The process's shutdown: end the current run, then stop the embedded endpoint."""
+def quit(role: Role) -> None:
+    """The process's shutdown: end the role's current run, then stop the embedded endpoint."""
+    environment = role.environment
     state = state_for(environment)
     try:
         if state.run is not None:
-            end_run(environment, state.run)
+            end_run(role, state.run)
             witness_at_end.run(environment)  # `--witness`: while the embedded endpoint still answers
     finally:
         if state.endpoint is not None:
@@ -49,20 +53,21 @@ def quit(environment: Environment) -> None:
             state.endpoint = None
 
 
-def _end(environment: Environment, run: RunContext, reason: str) -> None:
+def _end(role: Role, run: RunContext, reason: str) -> None:
+    environment = role.environment
     state = state_for(environment)
     code: int | None = None
     try:
-        if run.run is not None and not run.run.finished:
-            run.run.stop(reason)
-            run.run.wait(run.run.deadline + 2.0)
-        report = run.report
+        if run.share is not None and not run.share.finished:
+            run.share.stop(reason)
+            run.share.wait(run.share.deadline + 2.0)
+        report = run.merge
         if report is not None:
             if report.exit_code is None:  # the run did not wind down in time: it still ends as aborted
                 report.abort(f"{reason}; the run did not stop in time")
             code = report.exit_code
             report.results.close()
-        elif state.scenario is not None and _setup_interrupted(environment, run):
+        elif state.scenario is not None and _setup_interrupted(role, run):
             code = _record_setup_abort(environment, state, run)
         elif run.setup_error:
             code = ExitCode.BAD_INPUT
@@ -81,7 +86,7 @@ def _conclude(environment: Environment, state: EnvironmentState, run: RunContext
     """Record how `run` ended; the process's exit code becomes the worst of its runs'. A headless run's report is
     built when Locust quits, after its own tables; a web UI run's now, so that its tab can show it."""
     options = environment.parsed_options
-    report = run.report
+    report = run.merge
     outcome = RunOutcome(
         run.run_id,
         code,
@@ -105,11 +110,11 @@ def _conclude(environment: Environment, state: EnvironmentState, run: RunContext
     environment.process_exit_code = state.record(outcome)
 
 
-def _setup_interrupted(environment: Environment, run: RunContext) -> bool:
+def _setup_interrupted(role: Role, run: RunContext) -> bool:
     """Shut down before the run began, by an interrupt (not a set-up failure, not a web UI left unused)."""
-    if run.setup_error or run.results_path is None or not role_for(environment).owns_run:
+    if run.setup_error or run.results_path is None or not role.owns_run:
         return False
-    return run.stage != NOT_STARTED or bool(getattr(environment.parsed_options, "headless", False))
+    return run.stage != NOT_STARTED or bool(getattr(role.environment.parsed_options, "headless", False))
 
 
 def _record_setup_abort(environment: Environment, state: EnvironmentState, run: RunContext) -> int:
@@ -119,7 +124,7 @@ def _record_setup_abort(environment: Environment, state: EnvironmentState, run: 
     assert run.results_path is not None and state.scenario is not None
     try:
         run.results_path.parent.mkdir(parents=True, exist_ok=True)
-        writer = results_table.results_writer(run.results_path, run.run_id)
+        writer = results_table.results_writer(run.results_path, run.run_id, state.settings.results_table)
     except (OSError, DynlocustError) as exc:
         log.error("%s; could not record it: %s", reason, exc)
         return ExitCode.ABORTED

@@ -89,7 +89,7 @@ def page_script() -> str:
 
 def _views(environment: Environment) -> tuple[FleetMerge | None, LocalRun | None]:
     """The merged view (master or standalone) and this process's own run (standalone only: live counters)."""
-    return context.current_report(environment), context.current_run(environment)
+    return context.current_merge(environment), context.current_share(environment)
 
 
 def _run_state(environment: Environment) -> RunContext | None:
@@ -104,7 +104,7 @@ def _scenario(environment: Environment) -> Scenario | None:
 
 def setup_status(state: RunContext | None) -> str | None:
     """What set-up is doing or why it failed, while no window has started; None once the run has begun."""
-    if state is None or state.report is not None:
+    if state is None or state.merge is not None:
         return None
     if state.setup_error:
         return f"set-up failed: {state.setup_error}"
@@ -158,22 +158,19 @@ def live_report(fleet: FleetMerge, run: LocalRun | None = None, now: float | Non
     now = fleet.clock() if now is None else now
     windows = [_CACHE.get(fleet, c) for c in list(fleet.closed)]
     if run is not None and not fleet.finished:
+        progress = run.progress(now, figures_from=len(windows))
         for planned in fleet.plan.windows[len(windows) :]:
             if planned.start > now:
                 break
-            verdict = "running"
-            stats = run.book.get(planned.index)
-            if stats is None:  # closed here, and the merge still waits for it (for the tables' state at its end)
-                parts = fleet.received.get(planned.index, {})
-                if len(parts) != 1:
-                    break
-                (part,) = parts.values()
-                stats, verdict = part.stats, "closing"
-            w = window_from_stats(stats, phase=planned.phase, verdict=verdict, t0=fleet.plan.t0)
-            counts = run.pacer.window_counts(planned.index)
+            part = progress.open_windows.get(planned.index)
+            if part is None:
+                break
+            w = window_from_stats(
+                part.stats, phase=planned.phase, verdict="closing" if part.closing else "running", t0=fleet.plan.t0
+            )
             elapsed = min(now, planned.end) - planned.start
-            w.summary["offered"] = counts.handed + counts.dropped
-            w.summary["dropped"] = counts.dropped
+            w.summary["offered"] = part.handed + part.dropped
+            w.summary["dropped"] = part.dropped
             w.summary["accepted_per_s"] = w.summary["accepted"] / elapsed if elapsed > 0 else None
             w.bins = [b for b in w.bins if b.t + b.seconds <= now - fleet.plan.t0]
             windows.append(w)
@@ -324,7 +321,10 @@ def tab_rows(report: RunReport | None, state: RunContext | None, scenario: Scena
     setup = setup_status(state)
     if setup:
         return [status_row(setup)]
-    return [planned_row(w.index, w.phase, w.rate, "not started") for w in build_plan(scenario, t0=0.0).windows]
+    windows = build_plan(scenario, t0=0.0).windows
+    if scenario.search is not None:  # its probes after the first are not decided yet: no rate to show
+        windows = windows[:1]
+    return [planned_row(w.index, w.phase, w.rate, "not started") for w in windows]
 
 
 NO_THROTTLES = {"window": "-", "code": "no throttles yet", "reason": "", "requests": "0"}

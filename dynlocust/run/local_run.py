@@ -24,7 +24,9 @@ from dynlocust.request.transport.pool_wait import pool_counter
 from dynlocust.run.closed_window import ClosedWindow
 from dynlocust.run.gcpause import freeze_survivors, thaw
 from dynlocust.run.pacing import Pacer, Segment, Ticket, split_segment
+from dynlocust.run.progress import OpenWindow, Progress
 from dynlocust.run.saturation import Saturation, SaturationMonitor, Thresholds, Usage, assess
+from dynlocust.run.search import plan_end
 from dynlocust.run.tally import WindowBook, WindowStats
 from dynlocust.scenario.model import Scenario
 from dynlocust.scenario.plan import Plan, build_plan, worst_case_plan
@@ -169,6 +171,55 @@ class LocalRun:
     def wait(self, timeout: float | None = None) -> None:
         if self._closer is not None:
             self._closer.join(timeout)
+
+    # -- progress ------------------------------------------------------------------------------------------------
+
+    def progress(self, now: float | None = None, *, figures_from: int | None = None) -> Progress:
+        """This share's progress at `now` (the run's clock by default); with `figures_from`, copies of the tallies
+        of its windows from that index on that have started (the web UI's live rows, from the first window the
+        merge has not closed; the sampler and the watchdog need none)."""
+        now = self.clock() if now is None else now
+        window, phase, rate = -1, "", 0.0
+        for segment, planned in zip(self.segments, self.plan.windows, strict=True):
+            if segment.start <= now < segment.end:
+                window, phase, rate = segment.index, planned.phase, segment.rate
+                break
+            if now >= segment.end:
+                window, phase = segment.index, planned.phase
+        windows = self.plan.windows
+        open_windows: dict[int, OpenWindow] = {}
+        if figures_from is not None:
+            for planned in windows[figures_from:]:
+                if planned.start > now:
+                    break
+                stats, closing = self.book.get(planned.index), False
+                if stats is None:
+                    stats, closing = self.book.handed_on(planned.index), True
+                if stats is None:
+                    continue
+                counts = self.pacer.window_counts(planned.index)
+                open_windows[planned.index] = OpenWindow(
+                    planned.index, stats.copy(), counts.handed, counts.dropped, closing
+                )
+        return Progress(
+            run_id=self.run_id,
+            at=now,
+            sent=self.sent,
+            in_flight={w: n for w, n in self.inflight.items() if n},
+            dropped=sum(self.pacer.window_counts(w.index).dropped for w in windows),
+            window=window,
+            phase=phase,
+            rate=rate,
+            saturation=self.closed[-1] if self.closed else None,
+            read_units=self.read_units,
+            write_units=self.write_units,
+            windows_closed=len(self.closed),
+            windows_planned=len(windows),
+            plan_end=plan_end(windows[-1].end if windows else self.t0, self.t0, self.scenario.search, self.deadline),
+            finished=self.finished,
+            tables=dict(self.logical_names),
+            open_windows=open_windows,
+        )
 
     # -- the request path ------------------------------------------------------------------------------------------
 

@@ -19,6 +19,8 @@ from typing import Any, Self
 from dynlocust.errors import DynlocustError
 
 RECORD_TYPES = ("run", "window", "ceiling", "end")
+RESULTS_NAME = "results.jsonl"
+"""A results file's name in its run directory."""
 
 log = logging.getLogger(__name__)
 
@@ -172,3 +174,9 @@ def read_results(path: str | os.PathLike[str], *, on_truncated: Callable[[str], 
             raise ResultsError(f"results file {p}:{number}: expected one JSON record, found {exc}") from exc
         records.append(record)
     return records
+
+
+def results_file(path: str | os.PathLike[str]) -> Path:
+    """`path` itself, or the results file inside a run directory."""
+    p = Path(path)
+    return p / RESULTS_NAME if p.is_dir() else p

@@ -272,6 +272,20 @@ def new_search(scenario: Scenario) -> CeilingSearch | None:
     return CeilingSearch(scenario.search, burst_seconds(target), tables, capacity_scale=scale)
 
 
+def longest_search(search: Search, deadline: float) -> float:
+    """Seconds a search lasts at most from its T0 (what the watchdog holds it to: its undecided probes are planned a
+    day ahead): each of its `max_windows` probes, the wait for the probe's last calls (`deadline`) before its verdict
+    decides the next, and the cool-down after it. The lead a decision needs to reach the fleet is in the watchdog's
+    margin."""
+    return search.max_windows * (search.window + deadline + search.cooldown)
+
+
+def plan_end(end: float, t0: float, search: Search | None, deadline: float) -> float:
+    """When a run's plan ends (`end`: its last window's end); for a search, its longest course, since its undecided
+    probes are planned a day ahead and a search stuck waiting for a decision would never reach that end."""
+    return end if search is None else min(end, t0 + longest_search(search, deadline))
+
+
 def bracket_text(search: CeilingSearch) -> str:
     """The bracket so far, for progress lines: `ceiling in [190.2, 211.0] (10.9 %)`."""
     low = "?" if search.low is None else f"{search.low:,.1f}"

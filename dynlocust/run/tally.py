@@ -17,7 +17,6 @@ worker's share of it, `Segment` (`dynlocust.run.pacing`), its tally, `WindowStat
 
 from __future__ import annotations
 
-import bisect
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -29,7 +28,6 @@ from dynlocust.request.outcomes import (
     CONDITION_FAILED,
     CONNECTION,
     ERROR,
-    KINDS,
     NOT_FOUND,
     OK,
     SERVER_ERROR,
@@ -49,8 +47,10 @@ ERROR_KINDS = frozenset({VALIDATION, NOT_FOUND, AUTH, TIMEOUT, CONNECTION, SERVE
 """Kinds that are failures of the test itself; condition failures and transaction conflicts are answers."""
 
 DEFAULT_BIN_SECONDS = 10.0
+HANDED_ON_KEPT = 4
+"""Windows a `WindowBook` keeps readable once handed on: a merge waits for a window's tables' state, a poll
+within the per-call deadline, so at most one or two are waiting."""
 
-_KIND_SET = frozenset(KINDS)
 _PERCENTILES = {"p50": 0.5, "p90": 0.9, "p99": 0.99}
 
 
@@ -344,7 +344,7 @@ class WindowStats:
             raise WindowError(f"window {self.index}: expected a paced request (with a ticket), found {record.name}")
         outcome = record.outcome
         reasons = [r.reason for r in outcome.reasons] if outcome.reasons else ()
-        self._count_request(
+        self.count(
             ticket.intended,
             outcome.kind,
             outcome.code,
@@ -358,39 +358,9 @@ class WindowStats:
         )
         if outcome.kind == THROTTLED and (outcome.cause or outcome.throttled_index):
             why = [(r.index, r.reason) for r in outcome.reasons if r.index]
-            self._count_why(ticket.intended, record.label, outcome.cause, why)
+            self.count_why(ticket.intended, record.label, outcome.cause, why)
 
-    def record(
-        self,
-        *,
-        at: float,
-        kind: str,
-        code: str | None = None,
-        reasons: Sequence[str] = (),
-        cause: str | None = None,
-        index_reasons: Sequence[tuple[str, str]] = (),
-        unprocessed: int = 0,
-        latency: float,
-        latency_from_intended: float,
-        read_units: float = 0.0,
-        write_units: float = 0.0,
-        operation: str | None = None,
-    ) -> None:
-        """Count one answered (or failed) request; latencies in seconds, `at` its intended send time.
-
-        `operation` (the scenario operation's label) also counts it in that operation's sub-tally of the bin.
-        A throttle's `cause` (the embedded endpoint's word on a shared budget) and `index_reasons` ((index, reason)
-        of an index that refused it) are counted too.
-        """
-        if kind not in _KIND_SET:
-            raise WindowError(f"window {self.index}: expected kind in {KINDS}, found {kind!r}")
-        self._count_request(
-            at, kind, code, reasons, unprocessed, latency, latency_from_intended, read_units, write_units, operation
-        )
-        if kind == THROTTLED and (cause or index_reasons):
-            self._count_why(at, operation, cause, index_reasons)
-
-    def _count_why(
+    def count_why(
         self, at: float, operation: str | None, cause: str | None, index_reasons: Sequence[tuple[str, str]]
     ) -> None:
         """Count why a throttle came (cause, refusing index) in its bin and its operation's sub-tally: off the
@@ -403,7 +373,7 @@ class WindowStats:
                 key = f"{index}|{reason}"
                 t.throttled_index[key] = t.throttled_index.get(key, 0) + 1
 
-    def _count_request(
+    def count(
         self,
         at: float,
         kind: str,
@@ -416,7 +386,8 @@ class WindowStats:
         write_units: float,
         operation: str | None,
     ) -> None:
-        """The request path's one count (positional: `add` runs once per request).
+        """Count one answered (or failed) request: the request path's one count (positional: `add` runs once per
+        request); latencies in seconds, `at` its intended send time.
 
         A request with an operation is counted once, in that operation's pending tally of its bin; the bin's own
         figures are derived from its operations when `bins` is read (counting it twice cost 7,700 instructions per
@@ -577,12 +548,11 @@ class WindowBook:
             if w.index in self._by_index:
                 raise WindowError(f"window book: expected unique window indexes, found {w.index} twice")
             self._by_index[w.index] = w
-        ordered = sorted(self._by_index.values(), key=lambda w: w.start)
-        self._starts = [w.start for w in ordered]
-        self._ends = [w.end for w in ordered]
-        self._indexes = [w.index for w in ordered]
+        self._indexes = [w.index for w in sorted(self._by_index.values(), key=lambda w: w.start)]
         self.unrouted = 0
         """Records whose time fell in no window, or in one already handed on (counted, not lost silently)."""
+        self._recent: dict[int, WindowStats] = {}
+        """The last `HANDED_ON_KEPT` windows handed on, readable while the merge may still wait for them."""
 
     @classmethod
     def from_segments(cls, segments: Iterable[Segment], *, bin_seconds: float = DEFAULT_BIN_SECONDS) -> WindowBook:
@@ -599,7 +569,15 @@ class WindowBook:
         arrives later is counted as unrouted (a long run keeps no window twice)."""
         stats = self[index]
         del self._by_index[index]
+        self._recent[index] = stats
+        for old in sorted(self._recent)[:-HANDED_ON_KEPT]:
+            del self._recent[old]
         return stats
+
+    def handed_on(self, index: int) -> WindowStats | None:
+        """Window `index`'s statistics as handed on, if it was one of the last few (the web UI shows such a window
+        as closing until the fleet's merge has closed it)."""
+        return self._recent.get(index)
 
     def __getitem__(self, index: int) -> WindowStats:
         try:
@@ -617,13 +595,6 @@ class WindowBook:
     def __len__(self) -> int:
         return len(self._by_index)
 
-    def window_at(self, at: float) -> WindowStats | None:
-        """The window covering time `at`, or None (also once it has been handed on)."""
-        i = bisect.bisect_right(self._starts, at) - 1
-        if i < 0 or at >= self._ends[i]:
-            return None
-        return self._by_index.get(self._indexes[i])
-
     def add(self, record: RequestRecord) -> None:
         """Count a paced request's record in its ticket's window (counted as unrouted when that is not here)."""
         assert record.ticket is not None, "only paced requests are recorded in windows"
@@ -632,14 +603,3 @@ class WindowBook:
             self.unrouted += 1
             return
         w.add(record)
-
-    def record(self, *, at: float, window: int | None = None, **outcome: Any) -> None:
-        """Record into window `window` (e.g. `ticket.window`) or, if None, the window covering `at`.
-
-        `outcome` takes `WindowStats.record`'s keywords.
-        """
-        w = self._by_index.get(window) if window is not None else self.window_at(at)
-        if w is None:
-            self.unrouted += 1
-            return
-        w.record(at=at, **outcome)

@@ -9,7 +9,7 @@ place that checks them; the constructors trust their arguments.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, get_args
 
 from dynlocust.dynamodb import ON_DEMAND_BURST_S
 from dynlocust.errors import DynlocustError
@@ -33,19 +33,9 @@ OpKind = Literal[
     "batch_get",
 ]
 
-OP_KINDS: tuple[OpKind, ...] = (
-    "put",
-    "conditional_put",
-    "get",
-    "query",
-    "gsi_query",
-    "scan",
-    "update",
-    "delete",
-    "transact_write",
-    "batch_write",
-    "batch_get",
-)
+OP_KINDS: tuple[OpKind, ...] = get_args(OpKind)
+"""Every operation kind, in the order `OpKind` lists them (the order the schema and the docs show)."""
+
 #: Operations that create new items: their keys default to the workload's key distribution. Every other operation
 #: addresses items that must already exist to mean anything, so its keys default to the table's seeded keyspace.
 #: (Whether a request *writes* is the API's business: `dynlocust.request.record.is_write`.)

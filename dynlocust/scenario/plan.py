@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -23,6 +24,19 @@ def window_number(index: int) -> int:
     """How people count windows (from 1) in the console, SLO messages, the reports, diffs and a scenario's
     `slos: window:`; records and files keep the 0-based index."""
     return index + 1
+
+
+def window_list(indexes: Sequence[int]) -> str:
+    """`window 4` (index 3), `windows 2, 5`, `windows 2-5`: numbered from 1, consecutive windows collapsed."""
+    runs: list[list[int]] = []
+    for i in sorted(indexes):
+        if runs and i == runs[-1][-1] + 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    numbers = [[window_number(i) for i in r] for r in runs]
+    parts = [f"{r[0]}-{r[-1]}" if len(r) > 2 else ", ".join(map(str, r)) for r in numbers]
+    return ("window " if len(indexes) == 1 else "windows ") + ", ".join(parts)
 
 
 def half_up(x: float) -> int:

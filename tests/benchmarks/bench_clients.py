@@ -50,8 +50,8 @@ import locust
 from locust import constant, task
 from locust.contrib.fasthttp import FastHttpUser
 sys.path.insert(0, {root!r})
-from dynlocust.plugin.fast_users import FastDynamoDBUser
-from dynlocust.plugin.users import DynamoDBUser
+from dynlocust.user_classes.fast_user import FastDynamoDBUser
+from dynlocust.user_classes.dynamodb_user import DynamoDBUser
 from tests.benchmarks.bench_transport import measure_loop
 
 kind, url, table, seconds, users = {kind!r}, {url!r}, {table!r}, {seconds!r}, {users!r}

@@ -13,9 +13,9 @@ import statistics
 
 import locust  # noqa: F401 - first: gevent patching before botocore
 
+from dynlocust.compare.cli import run
+from dynlocust.compare.measure import format_table
 from dynlocust.local.embedded import LocalEndpoint
-from dynlocust.plugin.compare import run
-from dynlocust.plugin.compare_measure import format_table
 
 TARGET = 1.05
 

@@ -47,9 +47,9 @@ from gevent.event import Event
 from dynlocust.local.embedded import LocalEndpoint
 from dynlocust.mapper.model import entity, model_of
 from dynlocust.mapper.repository import Repository
-from dynlocust.plugin.mapper_users import MapperUser, configure_pynamodb, resource_table
 from dynlocust.plugin.settings import Settings
 from dynlocust.request.transport.boto3 import make_client
+from dynlocust.user_classes.mapper_user import MapperUser, configure_pynamodb, resource_table
 
 TARGET = 1.05
 WAYS = ("direct", "user", "raw")

@@ -70,7 +70,7 @@ import random
 
 from locust import constant_throughput, task
 
-from dynlocust.plugin.fast_users import FastDynamoDBUser
+from dynlocust.user_classes.fast_user import FastDynamoDBUser
 
 KEYS = int(os.environ["SOAK_KEYS"])
 PAD = "x" * 1000

@@ -43,8 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script 
 import locust  # noqa: E402 - before botocore
 from locust import constant, task  # noqa: E402
 
-from dynlocust.plugin.fast_users import FastDynamoDBUser  # noqa: E402
-from dynlocust.plugin.users import DynamoDBUser  # noqa: E402
+from dynlocust.user_classes.dynamodb_user import DynamoDBUser  # noqa: E402
+from dynlocust.user_classes.fast_user import FastDynamoDBUser  # noqa: E402
 from tests.benchmarks.bench_transport import measure_loop  # noqa: E402
 from tests.support.canned_server import TABLE, CannedServer  # noqa: E402
 

@@ -33,10 +33,10 @@ from locust.env import Environment  # noqa: E402
 import gevent  # noqa: E402
 
 from dynlocust.local.embedded import LocalEndpoint  # noqa: E402
-from dynlocust.plugin import options  # noqa: E402
-from dynlocust.plugin.fast_users import FastDynamoDBUser  # noqa: E402
-from dynlocust.plugin.users import DynamoDBUser  # noqa: E402
+from dynlocust.plugin import context  # noqa: E402
 from dynlocust.request.transport.boto3 import make_client  # noqa: E402
+from dynlocust.user_classes.dynamodb_user import DynamoDBUser  # noqa: E402
+from dynlocust.user_classes.fast_user import FastDynamoDBUser  # noqa: E402
 
 TABLE = "bench-transport"
 ITEM = {"pk": {"S": "key-0"}, "payload": {"S": "x" * 200}, "n": {"N": "42"}}
@@ -82,7 +82,7 @@ def measure_loop(user_class: type, users: int, seconds: float, *, warmup: float 
     gevent.sleep(seconds)
     n1, f1, c1, t1 = stats.num_requests, stats.num_failures, time.process_time(), time.perf_counter()
     runner.quit()
-    for client in options.state_for(env).clients.values():
+    for client in context.state_for(env).clients.values():
         client.close()
     requests = n1 - n0
     cpu = c1 - c0

@@ -9,7 +9,7 @@ from locust import events
 
 import gevent
 
-from dynlocust.plugin.scenario_user import ScenarioUser
+from dynlocust.user_classes.scenario_user import ScenarioUser
 
 __all__ = ["ScenarioUser"]
 

@@ -20,7 +20,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,8 +29,11 @@ import pytest
 from dynlocust.cost import US_EAST_1
 from dynlocust.exit_codes import ExitCode
 from dynlocust.local.embedded import LocalEndpoint
+from dynlocust.plugin.webui import WINDOW_COLUMNS
 from dynlocust.run.results import read_results
 from dynlocust.scenario.plan import half_up
+from tests.integration.test_report_browser import browser  # noqa: F401 - the Chromium fixture
+from tests.integration.test_webui_live import PANEL
 from tests.support import webui
 from tests.support.runs import ROOT, RunResult, run_dynlocust
 from tests.support.scenarios import scenario_yaml
@@ -188,23 +190,70 @@ def test_a_master_and_two_workers_find_the_same_ceiling(endpoint: LocalEndpoint,
         assert abs(offered[0] - offered[1]) <= 1 and sum(offered) == half_up(window["target_rate"] * 37.5)
 
 
+WEB_SEARCH = FLEET_SEARCH.replace(
+    "from: 50, factor: 1.5, precision: 0.03, window: 37.5s", "from: 150, precision: 0.2, window: 5s"
+)
+"""Five-second probes from 150/s: 225/s is throttled, and the bracket closes to 20 % around 206.5/s in 4-6 probes."""
+SEARCH_SHOT = f"() => ({{header: {webui.HEADER_STATUS}, panel: {PANEL}, rows: {webui.TABLE_ROWS}}})"
+TARGET = [key for key, _ in WINDOW_COLUMNS].index("target")
+
+
+def _follow_search(page: Any, runs: Path, previous: set[str]) -> tuple[str, list[dict[str, Any]]]:
+    """Watch the DynamoDB tab, never reloading, until a new run's search has finished: what it showed meanwhile."""
+    shots: list[dict[str, Any]] = []
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        shot = page.evaluate(SEARCH_SHOT)
+        panel = shot["panel"] or {}
+        if panel.get("run") and panel["run"] not in previous:
+            shots.append(shot)
+            if shot["header"] == "STOPPED" and panel.get("stage") == "finished":
+                return str(panel["run"]), shots
+        page.wait_for_timeout(250)
+    raise AssertionError(f"the search did not finish on the page: {shots[-3:]}")
+
+
+def _check_followed(run_id: str, shots: list[dict[str, Any]], runs: Path) -> None:
+    """The bracket and the probed rate changed on the page as the search ran, in the order the probes were taken;
+    its rows show decided probes only; the tab's last word is the ceiling found."""
+    records = [json.loads(line) for line in (runs / run_id / "results.jsonl").read_text().splitlines()]
+    (ceiling,) = [r for r in records if r["type"] == "ceiling"]
+    end = records[-1]
+    statuses = [s["panel"]["status"] for s in shots if "search: ceiling in [" in s["panel"].get("status", "")]
+    brackets = list(dict.fromkeys(s.split("search: ")[1].split(", probing")[0].split(", stopped")[0] for s in statuses))
+    probing = list(dict.fromkeys(s.split("probing ")[1] for s in statuses if "probing " in s))
+    rates = [f"{p['rate']:,.1f}/s" for p in ceiling["probes"]]
+    assert len(brackets) >= 3 and len(probing) >= 3, statuses  # it moved at least twice, live
+    assert probing == [r for r in rates if r in probing], (probing, rates)  # in the order the probes ran
+    assert brackets[0] == "ceiling in [?, ?]" and any("?" not in b for b in brackets), brackets
+    for shot in shots:  # no undecided probe shown as a window at a rate of 0
+        assert not any(len(r) > TARGET and r[TARGET] == "0" for r in shot["rows"]), (shot["panel"], shot["rows"])
+    last = shots[-1]
+    assert ceiling["limited_by"] == "dynamodb", ceiling
+    assert last["panel"]["conclusion"] == f"conclusion: {end['conclusion']['text']}"
+    assert last["panel"]["conclusion"].startswith("conclusion: DynamoDB's write ceiling for table t is ")
+    assert [r[0] for r in last["rows"]] == [str(i + 1) for i in range(ceiling["windows"])], last["rows"]
+
+
 @pytest.mark.slow
-def test_the_web_uis_dynamodb_tab_follows_the_search_live(tmp_path: Path) -> None:
-    """The tab's status line says the bracket while the search runs; its rows show decided probes only."""
-    text = FLEET_SEARCH.replace("precision: 0.03, window: 37.5s", "precision: 0.1, window: 12s, max_windows: 4")
-    seen: list[str] = []
-    with webui.web_locust(tmp_path, text, "--autostart") as web:
-        deadline = time.monotonic() + 150
-        while time.monotonic() < deadline:
-            with urllib.request.urlopen(web.url + "/dynamodb/state.json", timeout=5) as response:
-                state = json.load(response)
-            status = (state.get("run") or {}).get("status", "")
-            if "search: ceiling in [" in status and status not in seen:
-                seen.append(status)
-                rates = [row["target"] for row in state["windows"]]
-                assert "0" not in rates, rates  # no undecided probe shown as a rate of 0
-            if (state.get("run") or {}).get("stage") == "finished":
-                break
-            time.sleep(0.5)
-    assert any("probing 75.0/s" in s for s in seen), seen  # the second probe, decided from the first
-    assert any("probing 112.5/s" in s for s in seen), seen  # and the third: the tab followed without a reload
+@pytest.mark.timeout(600)
+def test_the_web_uis_dynamodb_tab_follows_the_search_live(browser: Any, tmp_path: Path) -> None:  # noqa: F811
+    """In a real Chromium, two searches in a row in one page: the tab's bracket and probed rate change while each
+    runs, without a reload, and each ends with the ceiling it found."""
+    runs = tmp_path / "runs"
+    with webui.web_locust(tmp_path, WEB_SEARCH) as web:
+        page = browser.new_page()
+        try:
+            page.goto(web.url + "/")
+            ids: set[str] = set()
+            for attempt in range(2):
+                if attempt:
+                    page.get_by_role("button", name="New").click()
+                page.get_by_role("button", name="Start", exact=True).click()
+                if not attempt:
+                    page.get_by_role("tab", name="DynamoDB", exact=True).click()
+                run_id, shots = _follow_search(page, runs, ids)
+                _check_followed(run_id, shots, runs)
+                ids.add(run_id)
+        finally:
+            page.close()

@@ -258,7 +258,7 @@ def test_the_wheel_serves_the_web_ui_from_an_empty_directory(installed: Installe
 @pytest.mark.timeout(900)
 def test_the_wheel_carries_the_ecs_template(installed: Installed) -> None:
     here = installed.empty_dir("ecs-template")
-    code = "from dynlocust.fleet.ecs_resources import TEMPLATE, load_template; load_template(); print(TEMPLATE)"
+    code = "from dynlocust.launch.ecs_resources import TEMPLATE, load_template; load_template(); print(TEMPLATE)"
     proc = installed.run("python", "-c", code, cwd=here, timeout=60)
     assert proc.returncode == 0, proc.stderr[-3000:]
     template = Path(proc.stdout.strip())

@@ -36,7 +36,7 @@ def test_no_credentials_for_a_remote_target_is_one_paragraph_and_exit_2(tmp_path
         argv = [sys.executable, "-m", "dynlocust.cli", "run", str(scenario)]
     else:
         locustfile = tmp_path / "lf.py"
-        locustfile.write_text("from dynlocust.plugin.scenario_user import ScenarioUser  # noqa: F401\n")
+        locustfile.write_text("from dynlocust.user_classes.scenario_user import ScenarioUser  # noqa: F401\n")
         argv = [sys.executable, "-m", "locust", "-f", str(locustfile), "--headless", "--scenario", str(scenario)]
         argv += ["-u", "2", "-r", "2"]
     argv += ["--results-dir", str(results), "--metrics-port", "0"]

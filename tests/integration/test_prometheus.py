@@ -181,10 +181,11 @@ def run_standalone(scenario: Path, metrics_port: int, results_dir: Path) -> tupl
 
 
 def run_fleet(scenario: Path, metrics_port: int, results_dir: Path) -> tuple[int, str]:
-    """A master and two workers (`locust -f dynlocust/plugin/locustfile.py`); Prometheus scrapes only the master."""
+    """A master and two workers (`locust -f dynlocust/user_classes/locustfile.py`); Prometheus scrapes only the
+    master."""
     master_port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    common = [sys.executable, "-m", "locust", "-f", str(ROOT / "dynlocust" / "plugin" / "locustfile.py")]
+    common = [sys.executable, "-m", "locust", "-f", str(ROOT / "dynlocust" / "user_classes" / "locustfile.py")]
     common += ["--scenario", str(scenario), "--loglevel", "WARNING"]
     worker_args = ["--worker", "--master-host", "127.0.0.1", "--master-port", str(master_port)]
     workers = [

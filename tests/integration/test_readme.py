@@ -45,15 +45,15 @@ NOT_RUN = {
     "dynlocust compare": "minutes of measurement; tests/integration/mapper/ runs compare",
     "dynlocust diff ": "needs earlier runs' results (results/main, $BASELINE); diff/test_diff_runs.py runs the recipe",
     "RUN_ID=": "the CI recipe's run id, from GitHub's variables; diff/test_diff_runs.py runs the recipe",
-    "dynlocust ecs ": "needs AWS; tests/integration/test_ecs.py runs the launcher against moto",
+    "dynlocust ecs ": "needs AWS; tests/integration/launch/test_ecs.py runs the launcher against moto",
     "dynlocust ui ": "a web UI waiting for a browser; test_webui_live.py follows runs in one, test_getting_started.py "
     "serves it from the wheel",
     "locust -f locustfiles/scenario.py": "a fleet with placeholders (FILE, MASTER) or a web UI waiting for a browser; "
     "test_fleet.py and test_webui.py run them",
-    "dynlocust k8s render ": "placeholders (IMAGE, ACCOUNT, ROLE); tests/unit/fleet/test_kubernetes.py renders and "
+    "dynlocust k8s render ": "placeholders (IMAGE, ACCOUNT, ROLE); tests/unit/launch/test_kubernetes.py renders and "
     "checks every document, test_kubernetes_pod.py runs them under podman kube play",
     "kubectl ": "needs a Kubernetes cluster; the documents are checked against the client's models and run in a pod "
-    "under podman (tests/unit/fleet/test_kubernetes.py, test_kubernetes_pod.py)",
+    "under podman (tests/unit/launch/test_kubernetes.py, test_kubernetes_pod.py)",
     "helm ": "needs a cluster and a chart repository; the values are checked against the chart's documented keys",
     "WORKERS=": "needs a Docker engine; test_docker_compose.py runs compose's commands as processes",
     ".venv/bin/python tests/benchmarks/": "measurements of seconds to minutes on a quiet machine, not tests; each "

@@ -28,7 +28,7 @@ from tests.support.processes import wait_http_ok
 from tests.support.runs import ROOT
 from tests.support.scenarios import put_scenario
 
-LOCUSTFILE = "from dynlocust.plugin.scenario_user import ScenarioUser  # noqa: F401\n"
+LOCUSTFILE = "from dynlocust.user_classes.scenario_user import ScenarioUser  # noqa: F401\n"
 SCENARIO = put_scenario("runs", "steps: [{rate: 20, window: 2s}, {rate: 20, window: 60s}]", concurrency=4)
 SHORT = put_scenario("short", "steps: [{rate: 20, window: 2s}, {rate: 20, window: 2s}]", concurrency=4)
 WAIT = 60.0

@@ -9,6 +9,7 @@ from typing import Any
 
 from dynlocust.run.results import ResultsWriter
 from dynlocust.run.tally import WindowStats
+from tests.support.tally import count_outcome
 
 SHAPE: dict[str, Any] = {
     "tables": [{"name": "t", "partition_key": {"name": "pk", "type": "S"}, "billing": "on_demand"}],
@@ -60,7 +61,9 @@ def write_results(
                 op = w.operations[i % len(w.operations)] if w.operations else None
                 lat = w.latency * rng.lognormvariate(0, 0.3) * (w.slower or {}).get(op or "", 1.0)
                 units = w.units if kind == "ok" else 0.0
-                stats.record(at=at, kind=kind, latency=lat, latency_from_intended=lat, write_units=units, operation=op)
+                count_outcome(
+                    stats, at=at, kind=kind, latency=lat, latency_from_intended=lat, write_units=units, operation=op
+                )
             record = stats.to_dict()
             record.update(phase=w.phase, verdict=w.verdict, workers={"0": {}}, missing_workers=[])
             if w.also:

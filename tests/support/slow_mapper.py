@@ -11,8 +11,8 @@ from typing import Any
 
 import locust  # noqa: F401 - first: gevent patching before botocore
 
+from dynlocust.compare import cli as compare
 from dynlocust.mapper.repository import Repository
-from dynlocust.plugin import compare
 
 SLOWDOWN = 0.10
 _depth = [0]  # a call made inside another slowed call is not slowed twice

@@ -17,7 +17,7 @@ from tests.support.processes import wait_http_ok
 from tests.support.runs import ROOT
 
 LOCUSTFILE = """\
-from dynlocust.plugin.scenario_user import ScenarioUser  # noqa: F401
+from dynlocust.user_classes.scenario_user import ScenarioUser  # noqa: F401
 import dynlocust.plugin.webui  # noqa: F401
 """
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from dynlocust.local.expressions.grammar import ExpressionParser
-from dynlocust.local.expressions.paths import _EMPTY, AV, Item, _Pred
+from dynlocust.local.expressions.paths import AV, EMPTY, Item, Pred
 
 
 class Condition:
@@ -13,9 +13,7 @@ class Condition:
 
     __slots__ = ("_fn", "expression", "heads", "used_names", "used_values")
 
-    def __init__(
-        self, expression: str, fn: _Pred, used_names: set[str], used_values: set[str], heads: set[str]
-    ) -> None:
+    def __init__(self, expression: str, fn: Pred, used_names: set[str], used_values: set[str], heads: set[str]) -> None:
         self.expression = expression
         self.heads: frozenset[str] = frozenset(heads)  # the top-level attributes it reads
         self._fn = fn
@@ -24,7 +22,7 @@ class Condition:
 
     def evaluate(self, item: Item | None) -> bool:
         """True when the condition holds for item (None or {} is an item that does not exist)."""
-        return bool(self._fn(item if item is not None else _EMPTY))
+        return bool(self._fn(item if item is not None else EMPTY))
 
 
 def parse_condition(

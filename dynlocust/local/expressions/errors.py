@@ -15,6 +15,6 @@ class ExpressionError(DynlocustError, ValueError):
         self.detected = detected
 
 
-_UPDATE_TYPE_ERROR = "An operand in the update expression has an incorrect data type"
-_MISSING_ATTRIBUTE = "The provided expression refers to an attribute that does not exist in the item"
-_INVALID_PATH = "The document path provided in the update expression is invalid for update"
+UPDATE_TYPE_ERROR = "An operand in the update expression has an incorrect data type"
+MISSING_ATTRIBUTE = "The provided expression refers to an attribute that does not exist in the item"
+INVALID_PATH = "The document path provided in the update expression is invalid for update"

@@ -7,11 +7,11 @@ from decimal import Decimal
 from typing import Any
 
 from dynlocust.local.attrvalues import b_bytes, try_compare, values_equal
-from dynlocust.local.expressions.parser import _Operand
-from dynlocust.local.expressions.paths import AV, Item, _Getter, _Pred
+from dynlocust.local.expressions.parser import Operand
+from dynlocust.local.expressions.paths import AV, Getter, Item, Pred
 
 
-def _junction(terms: list[_Pred], disjunction: bool) -> _Pred:
+def junction(terms: list[Pred], disjunction: bool) -> Pred:
     """OR (disjunction) or AND of the terms, flat: thousands of terms evaluate without one nested call per term."""
     if len(terms) == 1:
         return terms[0]
@@ -23,11 +23,11 @@ def _junction(terms: list[_Pred], disjunction: bool) -> _Pred:
     return lambda item: combine(p(item) for p in preds)
 
 
-def _not(a: _Pred) -> _Pred:
+def negation(a: Pred) -> Pred:
     return lambda item: not a(item)
 
 
-def _size_getter(g: _Getter) -> _Getter:
+def size_getter(g: Getter) -> Getter:
     def size(item: Item) -> AV | None:
         av = g(item)
         if av is None:
@@ -46,7 +46,7 @@ def _size_getter(g: _Getter) -> _Getter:
     return size
 
 
-def _compare(op: str, left: _Operand, right: _Operand) -> _Pred:
+def compare(op: str, left: Operand, right: Operand) -> Pred:
     lf, rf = left.fn, right.fn
     const = right.const
     if const is not None and left.kind == "path":
@@ -115,7 +115,7 @@ def _compare(op: str, left: _Operand, right: _Operand) -> _Pred:
     return ordered
 
 
-def _between(g: _Getter, lo: _Getter, hi: _Getter) -> _Pred:
+def between(g: Getter, lo: Getter, hi: Getter) -> Pred:
     def between(item: Item) -> bool:
         a = g(item)
         if a is None:
@@ -132,7 +132,7 @@ def _between(g: _Getter, lo: _Getter, hi: _Getter) -> _Pred:
     return between
 
 
-def _in(left: _Operand, options: list[_Operand]) -> _Pred:
+def in_list(left: Operand, options: list[Operand]) -> Pred:
     g = left.fn
     consts = [o.const for o in options]
     if all(c is not None and "S" in c for c in consts):
@@ -158,7 +158,7 @@ def _in(left: _Operand, options: list[_Operand]) -> _Pred:
     return in_any
 
 
-def _begins_with(g: _Getter, prefix: _Getter) -> _Pred:
+def begins_with(g: Getter, prefix: Getter) -> Pred:
     def begins_with(item: Item) -> bool:
         a = g(item)
         p = prefix(item)
@@ -175,7 +175,7 @@ def _begins_with(g: _Getter, prefix: _Getter) -> _Pred:
     return begins_with
 
 
-def _contains(g: _Getter, operand: _Getter) -> _Pred:
+def contains(g: Getter, operand: Getter) -> Pred:
     def contains(item: Item) -> bool:
         a = g(item)
         b = operand(item)

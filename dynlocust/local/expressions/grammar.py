@@ -4,42 +4,42 @@ from __future__ import annotations
 
 from dynlocust.local.attrvalues import try_compare
 from dynlocust.local.expressions.evaluate import (
-    _begins_with,
-    _between,
-    _compare,
-    _contains,
-    _in,
-    _junction,
-    _not,
-    _size_getter,
+    begins_with,
+    between,
+    compare,
+    contains,
+    in_list,
+    junction,
+    negation,
+    size_getter,
 )
-from dynlocust.local.expressions.parser import _Operand, _Parser
-from dynlocust.local.expressions.paths import Item, _const_getter, _fmt_av, _fmt_path, _Getter, _getter, _Pred
-from dynlocust.local.expressions.update_ops import _arithmetic, _if_not_exists, _list_append
+from dynlocust.local.expressions.parser import Operand, Parser
+from dynlocust.local.expressions.paths import Getter, Item, Pred, const_getter, fmt_av, fmt_path, getter
+from dynlocust.local.expressions.update_ops import arithmetic, if_not_exists, list_append
 
 _ATTRIBUTE_TYPES = ("S", "SS", "N", "NS", "B", "BS", "BOOL", "NULL", "L", "M")
-_COMPARATORS = frozenset(("=", "<>", "<", "<=", ">", ">="))
+COMPARATORS = frozenset(("=", "<>", "<", "<=", ">", ">="))
 _BOOL_FUNCTIONS = frozenset(("attribute_exists", "attribute_not_exists", "attribute_type", "begins_with", "contains"))
 _UPDATE_FUNCTIONS = frozenset(("if_not_exists", "list_append"))
-_ALL_FUNCTIONS = _BOOL_FUNCTIONS | _UPDATE_FUNCTIONS | {"size"}
-_CLAUSES = ("SET", "REMOVE", "ADD", "DELETE")
+ALL_FUNCTIONS = _BOOL_FUNCTIONS | _UPDATE_FUNCTIONS | {"size"}
+CLAUSES = ("SET", "REMOVE", "ADD", "DELETE")
 _MAX_IN_OPERANDS = 100
 
 
-class ExpressionParser(_Parser):
+class ExpressionParser(Parser):
     """Recursive-descent parser of conditions and update operands; it compiles as it parses."""
 
     # -- conditions ---------------------------------------------------------------------------------------------
-    def operand(self) -> _Operand:
+    def operand(self) -> Operand:
         tok = self.peek()
         if tok.kind == "vname":
             self.i += 1
             av = self.value(tok.text)
-            return _Operand("value", _const_getter(av), const=av)
+            return Operand("value", const_getter(av), const=av)
         if self.at_function():
             fname = tok.text
             if fname != "size":
-                if fname in _ALL_FUNCTIONS:
+                if fname in ALL_FUNCTIONS:
                     raise self.error(
                         f"The function is not allowed to be used this way in an expression; function: {fname}"
                     )
@@ -50,36 +50,36 @@ class ExpressionParser(_Parser):
             if args[0].kind != "value":  # the service takes size(:v) as it takes size(path)
                 self.require_path("size", args[0])
             self.check_const_type("size", args[0], ("S", "B", "SS", "NS", "BS", "L", "M"))
-            return _Operand("size", _size_getter(args[0].fn))
+            return Operand("size", size_getter(args[0].fn))
         if tok.kind in ("name", "hname"):
             path = self.path()
-            return _Operand("path", _getter(path), path=path)
+            return Operand("path", getter(path), path=path)
         raise self.syntax_error()
 
-    def condition(self) -> _Pred:
+    def condition(self) -> Pred:
         terms = [self.conjunction()]
         while self.at_kw("OR"):
             self.i += 1
             terms.append(self.conjunction())
-        return _junction(terms, disjunction=True)
+        return junction(terms, disjunction=True)
 
-    def conjunction(self) -> _Pred:
+    def conjunction(self) -> Pred:
         terms = [self.negation()]
         while self.at_kw("AND"):
             self.i += 1
             terms.append(self.negation())
-        return _junction(terms, disjunction=False)
+        return junction(terms, disjunction=False)
 
-    def negation(self) -> _Pred:
+    def negation(self) -> Pred:
         # a loop, not recursion: thousands of NOTs must cost no stack
         negated = False
         while self.at_kw("NOT"):
             self.i += 1
             negated = not negated
         inner = self.primary()
-        return _not(inner) if negated else inner
+        return negation(inner) if negated else inner
 
-    def primary(self) -> _Pred:
+    def primary(self) -> Pred:
         if self.at_op("("):
             opened = self.i
             self.open_paren()
@@ -94,7 +94,7 @@ class ExpressionParser(_Parser):
             return self.bool_function()
         left = self.operand()
         tok = self.peek()
-        if tok.kind == "op" and tok.text in _COMPARATORS:
+        if tok.kind == "op" and tok.text in COMPARATORS:
             self.i += 1
             right = self.operand()
             return self.comparison(tok.text, left, right)
@@ -116,19 +116,19 @@ class ExpressionParser(_Parser):
                 raise self.error(
                     f"The IN operator is provided with too many operands; number of operands: {len(options)}"
                 )
-            return _in(left, options)
+            return in_list(left, options)
         if left.kind == "size" and tok.kind == "eof":
             raise self.error("The function is not allowed to be used this way in an expression; function: size")
         raise self.syntax_error()
 
-    def comparison(self, op: str, left: _Operand, right: _Operand) -> _Pred:
+    def comparison(self, op: str, left: Operand, right: Operand) -> Pred:
         if op not in ("=", "<>"):
             for side in (left, right):
                 self.check_const_type(op, side, ("S", "N", "B"))
         self.distinct(op, left, [right])
-        return _compare(op, left, right)
+        return compare(op, left, right)
 
-    def between(self, arg: _Operand, lo: _Operand, hi: _Operand) -> _Pred:
+    def between(self, arg: Operand, lo: Operand, hi: Operand) -> Pred:
         for side in (arg, lo, hi):
             self.check_const_type("BETWEEN", side, ("S", "N", "B"))
         if lo.const is not None and hi.const is not None:
@@ -136,23 +136,23 @@ class ExpressionParser(_Parser):
             if r is None or r > 0:
                 raise self.error(
                     "The BETWEEN operator requires upper bound to be greater than or equal to lower bound; "
-                    f"lower bound operand: AttributeValue: {_fmt_av(lo.const)}, "
-                    f"upper bound operand: AttributeValue: {_fmt_av(hi.const)}"
+                    f"lower bound operand: AttributeValue: {fmt_av(lo.const)}, "
+                    f"upper bound operand: AttributeValue: {fmt_av(hi.const)}"
                 )
-        return _between(arg.fn, lo.fn, hi.fn)
+        return between(arg.fn, lo.fn, hi.fn)
 
-    def bool_function(self) -> _Pred:
+    def bool_function(self) -> Pred:
         fname = self.advance().text
         args = self.function_args(self.operand)
         if fname in ("attribute_exists", "attribute_not_exists"):
             self.check_arity(fname, args, 1)
-            g = _getter(self.require_path(fname, args[0]))
+            g = getter(self.require_path(fname, args[0]))
             if fname == "attribute_exists":
                 return lambda item: g(item) is not None
             return lambda item: g(item) is None
         self.check_arity(fname, args, 2)
         if fname == "attribute_type":
-            g = _getter(self.require_path(fname, args[0]))
+            g = getter(self.require_path(fname, args[0]))
             const = args[1].const
             if const is None:
                 raise self.error(
@@ -177,21 +177,21 @@ class ExpressionParser(_Parser):
             for arg in args:
                 self.check_const_type(fname, arg, ("S", "B"))
             self.distinct(fname, args[0], args[1:])
-            return _begins_with(args[0].fn, args[1].fn)
+            return begins_with(args[0].fn, args[1].fn)
         self.require_path(fname, args[0])
         self.distinct(fname, args[0], args[1:])
-        return _contains(args[0].fn, args[1].fn)
+        return contains(args[0].fn, args[1].fn)
 
-    def distinct(self, op: str, first: _Operand, rest: list[_Operand]) -> None:
+    def distinct(self, op: str, first: Operand, rest: list[Operand]) -> None:
         """The service refuses an operator whose first operand is the same document path as another (a = a)."""
         if first.path is not None and any(o.path == first.path for o in rest):
             raise self.error(
                 "The first operand must be distinct from the remaining operands for this operator or function; "
-                f"operator: {op}, first operand: [{_fmt_path(first.path)}]"
+                f"operator: {op}, first operand: [{fmt_path(first.path)}]"
             )
 
     # -- update expressions -------------------------------------------------------------------------------------
-    def update_operand(self) -> _Operand:
+    def update_operand(self) -> Operand:
         tok = self.peek()
         if self.at_op("("):  # the service accepts parentheses around operands and sums: ((c[1]) + (b.a))
             self.i += 1
@@ -201,11 +201,11 @@ class ExpressionParser(_Parser):
         if tok.kind == "vname":
             self.i += 1
             av = self.value(tok.text)
-            return _Operand("value", _const_getter(av), const=av)
+            return Operand("value", const_getter(av), const=av)
         if self.at_function():
             fname = tok.text
             if fname not in _UPDATE_FUNCTIONS:
-                if fname in _ALL_FUNCTIONS:
+                if fname in ALL_FUNCTIONS:
                     raise self.error(f"The function is not allowed in an update expression; function: {fname}")
                 raise self.error(f"Invalid function name; function: {fname}")
             self.i += 1
@@ -213,19 +213,19 @@ class ExpressionParser(_Parser):
             self.check_arity(fname, args, 2)
             if fname == "if_not_exists":
                 self.require_path(fname, args[0])
-                return _Operand("function", _if_not_exists(args[0].fn, args[1].fn))
+                return Operand("function", if_not_exists(args[0].fn, args[1].fn))
             for a in args:
                 self.check_const_type(fname, a, ("L",))
-            return _Operand("function", _list_append(args[0].fn, args[1].fn))
+            return Operand("function", list_append(args[0].fn, args[1].fn))
         if tok.kind in ("name", "hname"):
             path = self.path()
-            return _Operand("path", _getter(path), path=path)
+            return Operand("path", getter(path), path=path)
         raise self.syntax_error()
 
-    def set_value(self) -> _Getter:
+    def set_value(self) -> Getter:
         return self.set_value_operand().fn
 
-    def set_value_operand(self) -> _Operand:
+    def set_value_operand(self) -> Operand:
         left = self.update_operand()
         tok = self.peek()
         if tok.kind == "op" and tok.text in ("+", "-"):
@@ -233,5 +233,5 @@ class ExpressionParser(_Parser):
             right = self.update_operand()
             for side in (left, right):
                 self.check_const_type(tok.text, side, ("N",))
-            return _Operand("function", _arithmetic(left.fn, right.fn, tok.text == "-"))
+            return Operand("function", arithmetic(left.fn, right.fn, tok.text == "-"))
         return left

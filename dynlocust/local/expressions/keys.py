@@ -7,9 +7,9 @@ from collections.abc import Callable, Mapping
 from dynlocust.local.attrvalues import try_compare, values_equal
 from dynlocust.local.cache import BoundedCache, strings_size
 from dynlocust.local.expressions.errors import ExpressionError
-from dynlocust.local.expressions.evaluate import _begins_with
-from dynlocust.local.expressions.grammar import _ALL_FUNCTIONS, _COMPARATORS, ExpressionParser
-from dynlocust.local.expressions.paths import AV, Item, Path, _const_getter, _fmt_av, _fmt_path
+from dynlocust.local.expressions.evaluate import begins_with
+from dynlocust.local.expressions.grammar import ALL_FUNCTIONS, COMPARATORS, ExpressionParser
+from dynlocust.local.expressions.paths import AV, Item, Path, const_getter, fmt_av, fmt_path
 
 
 class KeyCondition:
@@ -64,7 +64,7 @@ def _range_matcher(op: str | None, vals: tuple[AV, ...]) -> Callable[[AV | None]
         c = vals[0]
         return lambda av: av is not None and values_equal(av, c)
     if op == "begins_with":
-        pred = _begins_with(lambda item: item.get("v"), _const_getter(vals[0]))
+        pred = begins_with(lambda item: item.get("v"), const_getter(vals[0]))
         return lambda av: av is not None and pred({"v": av})
     if op == "BETWEEN":
         lo, hi = vals
@@ -108,7 +108,7 @@ def _key_part(p: ExpressionParser) -> list[tuple[str, str, tuple[AV, ...]]]:
     if p.at_function():
         fname = p.peek().text
         if fname != "begins_with":
-            if fname in _ALL_FUNCTIONS:
+            if fname in ALL_FUNCTIONS:
                 raise p.error(f"Invalid operator used in KeyConditionExpression: {fname}")
             raise p.error(f"Invalid function name; function: {fname}")
         p.i += 1
@@ -127,7 +127,7 @@ def _key_part(p: ExpressionParser) -> list[tuple[str, str, tuple[AV, ...]]]:
         return [_value_first(p)]
     path = p.path()
     tok = p.peek()
-    if tok.kind == "op" and tok.text in _COMPARATORS:
+    if tok.kind == "op" and tok.text in COMPARATORS:
         if tok.text == "<>":
             raise p.error("Invalid operator used in KeyConditionExpression: <>")
         p.i += 1
@@ -141,8 +141,8 @@ def _key_part(p: ExpressionParser) -> list[tuple[str, str, tuple[AV, ...]]]:
         if r is None or r > 0:
             raise p.error(
                 "The BETWEEN operator requires upper bound to be greater than or equal to lower bound; "
-                f"lower bound operand: AttributeValue: {_fmt_av(lo)}, upper bound operand: AttributeValue: "
-                f"{_fmt_av(hi)}"
+                f"lower bound operand: AttributeValue: {fmt_av(lo)}, upper bound operand: AttributeValue: "
+                f"{fmt_av(hi)}"
             )
         return [(_key_attr(p, path), "BETWEEN", (lo, hi))]
     if p.at_kw("IN"):
@@ -179,7 +179,7 @@ def _ordered(p: ExpressionParser, op: str, value: AV) -> AV:
 
 def _key_attr(p: ExpressionParser, path: Path) -> str:
     if len(path) != 1:
-        raise p.error(f"Key conditions must use top-level attributes; found nested path: [{_fmt_path(path)}]")
+        raise p.error(f"Key conditions must use top-level attributes; found nested path: [{fmt_path(path)}]")
     return str(path[0])
 
 
@@ -211,7 +211,7 @@ def _key_parts(p: ExpressionParser) -> list[tuple[str, str, tuple[AV, ...]]]:
 _KeyShape = tuple[str, str | None, tuple[str, ...], frozenset[str], frozenset[str]]
 KEY_SHAPES_MAX = 1024
 KEY_SHAPES_MAX_BYTES = 1 << 20  # of the expressions' and names' strings (cache.strings_size)
-_key_shapes: BoundedCache[_KeyShape] = BoundedCache(KEY_SHAPES_MAX, KEY_SHAPES_MAX_BYTES)
+key_shapes: BoundedCache[_KeyShape] = BoundedCache(KEY_SHAPES_MAX, KEY_SHAPES_MAX_BYTES)
 
 
 def _one_value(av: object) -> bool:
@@ -233,7 +233,7 @@ def parse_key_condition(
     """
     ck: tuple[object, ...] | None = (expr, tuple(names.items()) if names else None, hash_key, range_key)
     try:
-        shape = _key_shapes.get(ck) if ck is not None else None
+        shape = key_shapes.get(ck) if ck is not None else None
     except TypeError:  # unhashable names: no cache
         ck, shape = None, None
     if shape is not None and values:
@@ -255,7 +255,7 @@ def parse_key_condition(
             found = tuple(ph for ph in rphs_found if ph is not None)
             if len(found) == len(rphs_found):
                 size = strings_size((expr, *names.keys(), *names.values())) if names else strings_size((expr,))
-                _key_shapes.put(ck, (hph_found, kc.range_op, found, kc.used_names, kc.used_values), size)
+                key_shapes.put(ck, (hph_found, kc.range_op, found, kc.used_names, kc.used_values), size)
     return kc
 
 

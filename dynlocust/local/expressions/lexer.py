@@ -15,7 +15,7 @@ _TOKEN_RE = re.compile(
 _WS_RE = re.compile(r"\s*")
 
 
-class _Token:
+class Token:
     __slots__ = ("kind", "pos", "text")
 
     def __init__(self, kind: str, text: str, pos: int) -> None:
@@ -24,9 +24,9 @@ class _Token:
         self.pos = pos
 
 
-def tokenize(expr: str, error: Callable[[str], ExpressionError]) -> list[_Token]:
+def tokenize(expr: str, error: Callable[[str], ExpressionError]) -> list[Token]:
     """The tokens of expr, ending with an "eof" token; a character no token starts with is a syntax error."""
-    out: list[_Token] = []
+    out: list[Token] = []
     pos = 0
     n = len(expr)
     while True:
@@ -37,9 +37,9 @@ def tokenize(expr: str, error: Callable[[str], ExpressionError]) -> list[_Token]
         if m is None:
             near = expr[out[-1].pos : pos + 1] if out else expr[pos]
             raise error(f'Syntax error; token: "{expr[pos]}", near: "{near}"')
-        out.append(_Token(m.lastgroup or "", m.group(), pos))
+        out.append(Token(m.lastgroup or "", m.group(), pos))
         pos = m.end()
-    out.append(_Token("eof", "<EOF>", n))
+    out.append(Token("eof", "<EOF>", n))
     return out
 
 
@@ -89,4 +89,4 @@ _RESERVED_TEXT = """
     VARIANCE VARINT VARYING VIEW VIEWS VIRTUAL VOID WAIT WHEN WHENEVER WHERE WHILE WINDOW WITH WITHIN
     WITHOUT WORK WRAPPED WRITE YEAR ZONE
 """
-_RESERVED = frozenset(_RESERVED_TEXT.split())
+RESERVED = frozenset(_RESERVED_TEXT.split())

@@ -5,24 +5,24 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from dynlocust.local.expressions.errors import ExpressionError
-from dynlocust.local.expressions.lexer import _RESERVED, _Token, tokenize
-from dynlocust.local.expressions.paths import AV, Path, _Getter, _type_of
+from dynlocust.local.expressions.lexer import RESERVED, Token, tokenize
+from dynlocust.local.expressions.paths import AV, Getter, Path, type_of
 from dynlocust.local.limits import MAX_EXPRESSION_BYTES, MAX_EXPRESSION_NESTING
 
 
-class _Operand:
+class Operand:
     """One side of a comparison: a document path, a constant value, or size(path)."""
 
     __slots__ = ("const", "fn", "kind", "path")
 
-    def __init__(self, kind: str, fn: _Getter, const: AV | None = None, path: Path | None = None) -> None:
+    def __init__(self, kind: str, fn: Getter, const: AV | None = None, path: Path | None = None) -> None:
         self.kind = kind
         self.fn = fn
         self.const = const
         self.path = path
 
 
-class _Parser:
+class Parser:
     """The cursor over one expression's tokens, its names and values, and the checks every grammar shares."""
 
     def __init__(
@@ -67,10 +67,10 @@ class _Parser:
         near = self.expr[start:end] if end > start else tok.text
         return self.error(f'Syntax error; token: "{tok.text}", near: "{near}"')
 
-    def peek(self) -> _Token:
+    def peek(self) -> Token:
         return self.toks[self.i]
 
-    def advance(self) -> _Token:
+    def advance(self) -> Token:
         tok = self.toks[self.i]
         if tok.kind != "eof":
             self.i += 1
@@ -142,7 +142,7 @@ class _Parser:
         if tok.kind == "hname":
             return self.name(tok.text)
         if tok.kind == "name":
-            if tok.text.upper() in _RESERVED:
+            if tok.text.upper() in RESERVED:
                 raise self.error(f"Attribute name is a reserved keyword; reserved keyword: {tok.text}")
             return tok.text
         self.i -= 1 if tok.kind != "eof" else 0
@@ -166,7 +166,7 @@ class _Parser:
                 self.heads.add(str(segs[0]))
                 return tuple(segs)
 
-    def function_args(self, parse_arg: Callable[[], _Operand]) -> list[_Operand]:
+    def function_args(self, parse_arg: Callable[[], Operand]) -> list[Operand]:
         self.open_paren()
         args = [parse_arg()]
         while self.at_op(","):
@@ -175,21 +175,21 @@ class _Parser:
         self.close_paren()
         return args
 
-    def check_arity(self, fname: str, args: list[_Operand], n: int) -> None:
+    def check_arity(self, fname: str, args: list[Operand], n: int) -> None:
         if len(args) != n:
             raise self.error(
                 f"Incorrect number of operands for operator or function; operator or function: {fname}, "
                 f"number of operands: {len(args)}"
             )
 
-    def require_path(self, fname: str, arg: _Operand) -> Path:
+    def require_path(self, fname: str, arg: Operand) -> Path:
         if arg.kind != "path" or arg.path is None:
             raise self.error(f"Operator or function requires a document path; operator or function: {fname}")
         return arg.path
 
-    def check_const_type(self, fname: str, arg: _Operand, allowed: tuple[str, ...]) -> None:
+    def check_const_type(self, fname: str, arg: Operand, allowed: tuple[str, ...]) -> None:
         if arg.const is not None:
-            t = _type_of(arg.const)
+            t = type_of(arg.const)
             if t not in allowed:
                 raise self.error(
                     f"Incorrect operand type for operator or function; operator or function: {fname}, operand type: {t}"

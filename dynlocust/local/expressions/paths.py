@@ -10,27 +10,27 @@ from dynlocust.local.expressions.errors import ExpressionError
 AV = dict[str, Any]
 Item = dict[str, AV]
 Path = tuple[str | int, ...]
-_Getter = Callable[[Item], AV | None]
-_Pred = Callable[[Item], bool]
-_EMPTY: Item = {}  # the item that does not exist
+Getter = Callable[[Item], AV | None]
+Pred = Callable[[Item], bool]
+EMPTY: Item = {}  # the item that does not exist
 
 
-def _fmt_path(path: Path) -> str:
+def fmt_path(path: Path) -> str:
     return ", ".join(f"[{s}]" if isinstance(s, int) else s for s in path)
 
 
-def _fmt_av(av: AV) -> str:
+def fmt_av(av: AV) -> str:
     ((t, v),) = av.items()
     return f"{{{t}:{v}}}"
 
 
-def _type_of(av: AV) -> str:
+def type_of(av: AV) -> str:
     for t in av:
         return t
     return ""
 
 
-def _getter(path: Path) -> _Getter:
+def getter(path: Path) -> Getter:
     """Compile a document path into a function returning the attribute value at that path, or None."""
     first = path[0]
     if len(path) == 1:
@@ -61,7 +61,7 @@ def _getter(path: Path) -> _Getter:
     return get_nested
 
 
-def _const_getter(av: AV) -> _Getter:
+def const_getter(av: AV) -> Getter:
     def get_const(item: Item) -> AV | None:
         return av
 
@@ -79,7 +79,7 @@ class _PathNode:
         self.first = first
 
 
-def _check_overlaps(paths: list[Path], label: str) -> None:
+def check_overlaps(paths: list[Path], label: str) -> None:
     """Refuse two paths where one is a prefix of the other, or that index one attribute both as map and as list.
 
     A trie makes this linear in the total path length; comparing every pair was quadratic, and a few thousand
@@ -89,7 +89,7 @@ def _check_overlaps(paths: list[Path], label: str) -> None:
     def refuse(kind: str, p1: Path, p2: Path) -> ExpressionError:
         return ExpressionError(
             f"Invalid {label}: Two document paths {kind} with each other; must remove or rewrite one of "
-            f"these paths; path one: [{_fmt_path(p1)}], path two: [{_fmt_path(p2)}]",
+            f"these paths; path one: [{fmt_path(p1)}], path two: [{fmt_path(p2)}]",
             detected=kind == "overlap",
         )
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from dynlocust.local.expressions.parser import _Parser
-from dynlocust.local.expressions.paths import AV, Item, Path, _check_overlaps
+from dynlocust.local.expressions.parser import Parser
+from dynlocust.local.expressions.paths import AV, Item, Path, check_overlaps
 
 _Trie = dict[str | int, "_Trie | None"]
 
@@ -80,11 +80,11 @@ class Projection:
 
 def parse_projection(expr: str, names: Mapping[str, str] | None) -> Projection:
     """Parse a ProjectionExpression: comma-separated document paths."""
-    p = _Parser(expr, names, None, "ProjectionExpression")
+    p = Parser(expr, names, None, "ProjectionExpression")
     paths = [p.path()]
     while p.at_op(","):
         p.i += 1
         paths.append(p.path())
     p.expect_eof()
-    _check_overlaps(paths, "ProjectionExpression")
+    check_overlaps(paths, "ProjectionExpression")
     return Projection(expr, paths, p.used_names)

@@ -7,11 +7,11 @@ from decimal import Decimal
 from typing import Any
 
 from dynlocust.local.attrvalues import NumberRangeError, add_numbers, sorted_members
-from dynlocust.local.expressions.errors import _INVALID_PATH, _MISSING_ATTRIBUTE, _UPDATE_TYPE_ERROR, ExpressionError
-from dynlocust.local.expressions.paths import AV, Item, Path, _Getter
+from dynlocust.local.expressions.errors import INVALID_PATH, MISSING_ATTRIBUTE, UPDATE_TYPE_ERROR, ExpressionError
+from dynlocust.local.expressions.paths import AV, Getter, Item, Path
 
 
-def _if_not_exists(g: _Getter, fallback: _Getter) -> _Getter:
+def if_not_exists(g: Getter, fallback: Getter) -> Getter:
     def if_not_exists(item: Item) -> AV | None:
         av = g(item)
         return av if av is not None else fallback(item)
@@ -19,14 +19,14 @@ def _if_not_exists(g: _Getter, fallback: _Getter) -> _Getter:
     return if_not_exists
 
 
-def _list_append(a: _Getter, b: _Getter) -> _Getter:
+def list_append(a: Getter, b: Getter) -> Getter:
     def list_append(item: Item) -> AV | None:
         x, y = a(item), b(item)
         if x is None or y is None:
-            raise ExpressionError(_MISSING_ATTRIBUTE)
+            raise ExpressionError(MISSING_ATTRIBUTE)
         lx, ly = x.get("L"), y.get("L")
         if lx is None or ly is None:
-            raise ExpressionError(_UPDATE_TYPE_ERROR)
+            raise ExpressionError(UPDATE_TYPE_ERROR)
         return {"L": lx + ly}
 
     return list_append
@@ -47,14 +47,14 @@ def number_sum(a: str, b: str, subtract: bool = False) -> str:
     return add_numbers(a, b, subtract)
 
 
-def _arithmetic(a: _Getter, b: _Getter, subtract: bool) -> _Getter:
+def arithmetic(a: Getter, b: Getter, subtract: bool) -> Getter:
     def arithmetic(item: Item) -> AV | None:
         x, y = a(item), b(item)
         if x is None or y is None:
-            raise ExpressionError(_MISSING_ATTRIBUTE)
+            raise ExpressionError(MISSING_ATTRIBUTE)
         nx, ny = x.get("N"), y.get("N")
         if nx is None or ny is None:
-            raise ExpressionError(_UPDATE_TYPE_ERROR)
+            raise ExpressionError(UPDATE_TYPE_ERROR)
         try:
             return {"N": number_sum(nx, ny, subtract)}
         except NumberRangeError as exc:
@@ -69,7 +69,7 @@ def _set_in(av: AV, segs: Path, value: AV) -> AV:
     if isinstance(seg, int):
         lst = av.get("L")
         if lst is None:
-            raise ExpressionError(_INVALID_PATH)
+            raise ExpressionError(INVALID_PATH)
         new_list = list(lst)
         if len(segs) == 1:
             if seg >= len(new_list):
@@ -78,24 +78,24 @@ def _set_in(av: AV, segs: Path, value: AV) -> AV:
                 new_list[seg] = value
         else:
             if seg >= len(new_list):
-                raise ExpressionError(_INVALID_PATH)
+                raise ExpressionError(INVALID_PATH)
             new_list[seg] = _set_in(new_list[seg], segs[1:], value)
         return {"L": new_list}
     m = av.get("M")
     if m is None:
-        raise ExpressionError(_INVALID_PATH)
+        raise ExpressionError(INVALID_PATH)
     new_map = dict(m)
     if len(segs) == 1:
         new_map[seg] = value
     else:
         child = new_map.get(seg)
         if child is None:
-            raise ExpressionError(_INVALID_PATH)
+            raise ExpressionError(INVALID_PATH)
         new_map[seg] = _set_in(child, segs[1:], value)
     return {"M": new_map}
 
 
-def _set_path(item: Item, path: Path, value: AV) -> None:
+def set_path(item: Item, path: Path, value: AV) -> None:
     top = path[0]
     assert isinstance(top, str)
     if len(path) == 1:
@@ -103,7 +103,7 @@ def _set_path(item: Item, path: Path, value: AV) -> None:
         return
     cur = item.get(top)
     if cur is None:
-        raise ExpressionError(_INVALID_PATH)
+        raise ExpressionError(INVALID_PATH)
     item[top] = _set_in(cur, path[1:], value)
 
 
@@ -114,11 +114,11 @@ def _remove_in(av: AV, segs: Path) -> AV:
     if isinstance(seg, int):
         lst = av.get("L")
         if lst is None:
-            raise ExpressionError(_INVALID_PATH)
+            raise ExpressionError(INVALID_PATH)
         if seg >= len(lst):
             if last:
                 return av
-            raise ExpressionError(_INVALID_PATH)
+            raise ExpressionError(INVALID_PATH)
         new_list = list(lst)
         if last:
             del new_list[seg]
@@ -127,11 +127,11 @@ def _remove_in(av: AV, segs: Path) -> AV:
         return {"L": new_list}
     m = av.get("M")
     if m is None:
-        raise ExpressionError(_INVALID_PATH)
+        raise ExpressionError(INVALID_PATH)
     if seg not in m:
         if last:
             return av
-        raise ExpressionError(_INVALID_PATH)
+        raise ExpressionError(INVALID_PATH)
     new_map = dict(m)
     if last:
         del new_map[seg]
@@ -140,7 +140,7 @@ def _remove_in(av: AV, segs: Path) -> AV:
     return {"M": new_map}
 
 
-def _remove_path(item: Item, path: Path) -> None:
+def remove_path(item: Item, path: Path) -> None:
     top = path[0]
     assert isinstance(top, str)
     if len(path) == 1:
@@ -148,11 +148,11 @@ def _remove_path(item: Item, path: Path) -> None:
         return
     cur = item.get(top)
     if cur is None:
-        raise ExpressionError(_INVALID_PATH)
+        raise ExpressionError(INVALID_PATH)
     item[top] = _remove_in(cur, path[1:])
 
 
-def _set_union(t: str, existing: list[Any], extra: list[Any]) -> list[Any]:
+def set_union(t: str, existing: list[Any], extra: list[Any]) -> list[Any]:
     if t == "NS":
         seen = {Decimal(x) for x in existing}
         out = list(existing)
@@ -166,7 +166,7 @@ def _set_union(t: str, existing: list[Any], extra: list[Any]) -> list[Any]:
     return sorted_members(t, existing + [x for x in dict.fromkeys(extra) if x not in present])
 
 
-def _set_difference(t: str, existing: list[Any], removed: list[Any]) -> list[Any]:
+def set_difference(t: str, existing: list[Any], removed: list[Any]) -> list[Any]:
     if t == "NS":
         gone = {Decimal(x) for x in removed}
         return [x for x in existing if Decimal(x) not in gone]

@@ -5,16 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from dynlocust.local.attrvalues import NumberRangeError
-from dynlocust.local.expressions.errors import _MISSING_ATTRIBUTE, _UPDATE_TYPE_ERROR, ExpressionError
-from dynlocust.local.expressions.grammar import _CLAUSES, ExpressionParser
-from dynlocust.local.expressions.paths import _EMPTY, AV, Item, Path, _check_overlaps, _Getter, _getter, _type_of
+from dynlocust.local.expressions.errors import MISSING_ATTRIBUTE, UPDATE_TYPE_ERROR, ExpressionError
+from dynlocust.local.expressions.grammar import CLAUSES, ExpressionParser
+from dynlocust.local.expressions.paths import AV, EMPTY, Getter, Item, Path, check_overlaps, getter, type_of
 from dynlocust.local.expressions.projection import Projection
 from dynlocust.local.expressions.update_ops import (
-    _remove_path,
-    _set_difference,
-    _set_path,
-    _set_union,
     number_sum,
+    remove_path,
+    set_difference,
+    set_path,
+    set_union,
 )
 
 
@@ -56,7 +56,7 @@ class Update:
     def __init__(
         self,
         expression: str,
-        sets: list[tuple[Path, _Getter]],
+        sets: list[tuple[Path, Getter]],
         removes: list[Path],
         adds: list[tuple[Path, AV]],
         deletes: list[tuple[Path, AV]],
@@ -70,8 +70,8 @@ class Update:
         self.writes_values = bool(sets or adds)
         # Several list indexes removed from one list all refer to the original list: remove the highest first.
         self._removes = tuple(sorted(removes, key=_path_order, reverse=True))
-        self._adds = tuple((path, _getter(path), av) for path, av in adds)
-        self._deletes = tuple((path, _getter(path), av) for path, av in deletes)
+        self._adds = tuple((path, getter(path), av) for path, av in adds)
+        self._deletes = tuple((path, getter(path), av) for path, av in deletes)
         targets = [p for p, _ in sets] + removes + [p for p, _ in adds] + [p for p, _ in deletes]
         self.updated_paths: frozenset[str] = frozenset(str(p[0]) for p in targets)
         # UPDATED_OLD / UPDATED_NEW return exactly the updated document paths, nested as in the item
@@ -82,37 +82,37 @@ class Update:
     def apply(self, item: Item | None, missing: bool = False) -> Item:
         """Apply every action, reading operands from the item as it was before the update; on a `missing` item
         (item holds only its key) REMOVE and DELETE have nothing to act on and are no-ops, whatever the path."""
-        old: Item = item if item is not None else _EMPTY
+        old: Item = item if item is not None else EMPTY
         new: Item = dict(old)
         if self._sets:
             computed = []
             for path, fn in self._sets:
                 v = fn(old)
                 if v is None:
-                    raise ExpressionError(_MISSING_ATTRIBUTE)
+                    raise ExpressionError(MISSING_ATTRIBUTE)
                 computed.append((path, v))
             for path, v in computed:
-                _set_path(new, path, v)
+                set_path(new, path, v)
         if missing:
             return self._add(new)
         for path in self._removes:
-            _remove_path(new, path)
+            remove_path(new, path)
         new = self._add(new)
         for path, get, av in self._deletes:
             ((t, v),) = av.items()
             cur = get(new)
             if cur is None:
                 if len(path) > 1:
-                    _remove_path(new, path)  # raises when the parent is missing or not a container
+                    remove_path(new, path)  # raises when the parent is missing or not a container
                 continue
             cur_v = cur.get(t)
             if cur_v is None:
-                raise ExpressionError(_UPDATE_TYPE_ERROR)
-            remaining = _set_difference(t, cur_v, v)
+                raise ExpressionError(UPDATE_TYPE_ERROR)
+            remaining = set_difference(t, cur_v, v)
             if remaining:
-                _set_path(new, path, {t: remaining})
+                set_path(new, path, {t: remaining})
             else:
-                _remove_path(new, path)
+                remove_path(new, path)
         return new
 
     def _add(self, new: Item) -> Item:
@@ -120,18 +120,18 @@ class Update:
             ((t, v),) = av.items()
             cur = get(new)
             if cur is None:
-                _set_path(new, path, av)
+                set_path(new, path, av)
                 continue
             cur_v = cur.get(t)
             if cur_v is None:
-                raise ExpressionError(_UPDATE_TYPE_ERROR)
+                raise ExpressionError(UPDATE_TYPE_ERROR)
             if t == "N":
                 try:
-                    _set_path(new, path, {"N": number_sum(cur_v, v)})
+                    set_path(new, path, {"N": number_sum(cur_v, v)})
                 except NumberRangeError as exc:
                     raise ExpressionError(str(exc)) from None
             else:
-                _set_path(new, path, {t: _set_union(t, cur_v, v)})
+                set_path(new, path, {t: set_union(t, cur_v, v)})
         return new
 
 
@@ -141,14 +141,14 @@ def parse_update(
     """Parse an UpdateExpression (SET, REMOVE, ADD, DELETE clauses, each at most once)."""
     p = ExpressionParser(expr, names, values, "UpdateExpression", sized)
     seen: set[str] = set()
-    sets: list[tuple[Path, _Getter]] = []
+    sets: list[tuple[Path, Getter]] = []
     removes: list[Path] = []
     adds: list[tuple[Path, AV]] = []
     deletes: list[tuple[Path, AV]] = []
     while p.peek().kind != "eof":
         tok = p.peek()
         clause = tok.text.upper()
-        if tok.kind != "name" or clause not in _CLAUSES:
+        if tok.kind != "name" or clause not in CLAUSES:
             raise p.syntax_error()
         if clause in seen:
             raise p.error(f'The "{clause}" section can only be used once in an update expression;', True)
@@ -167,7 +167,7 @@ def parse_update(
                     raise p.syntax_error()
                 p.i += 1
                 av = p.value(vt.text)
-                t = _type_of(av)
+                t = type_of(av)
                 allowed = ("N", "SS", "NS", "BS") if clause == "ADD" else ("SS", "NS", "BS")
                 if t not in allowed:
                     raise p.error(
@@ -179,5 +179,5 @@ def parse_update(
                 break
             p.i += 1
     targets = [s[0] for s in sets] + removes + [a[0] for a in adds] + [d[0] for d in deletes]
-    _check_overlaps(targets, "UpdateExpression")
+    check_overlaps(targets, "UpdateExpression")
     return Update(expr, sets, removes, adds, deletes, p.used_names, p.used_values)

@@ -10,8 +10,23 @@ ConsumedCapacity. The parser is a small recursive descent over the subset Dynamo
 documents (ql-reference.*): paths, literals, `?` parameters, comparisons, BETWEEN, IN, IS [NOT] MISSING/NULL,
 begins_with/contains/attribute_type/size, SET/REMOVE with list_append/set_add/set_delete, RETURNING.
 
-The package follows the phases: lexer, conditions and parser (the syntax tree in ast), translate and requests
-(statement -> operation request), operations (execution), responses (tokens and sums).
+The phases, and the value that crosses each:
+
+    statement text and its `?` parameters
+      -> lexer.Lexer ............ tokens read on demand from the text (a malformed token is refused here)
+      -> parser, conditions ..... the syntax tree in ast: a Statement (its kind, table and index, projection, WHERE
+                                  as Name/Const/Node, an INSERT's item, SET/REMOVE paths), parameters bound
+      -> translate .............. the tree's WHERE and SETs written by Emit as DynamoDB expression text with
+                                  #n/:v placeholders (the key's equalities and IN lists taken out first)
+      -> requests.Requests ...... the statement and its table checked, as the request dict of the data-plane
+                                  operation it stands for (PutItem, UpdateItem, DeleteItem, Query or Scan)
+      -> operations.PartiQL ..... that request run through the Backend's own handlers; their responses combined
+                                  with responses (NextToken, a batch statement's error code, summed
+                                  ConsumedCapacity) into the ExecuteStatement / BatchExecuteStatement /
+                                  ExecuteTransaction response dict
+
+A name shared between modules here is public within the package; `__all__` is what the rest of `local/` uses
+(the three operations) and what the parser's tests read (the tree).
 """
 
 from dynlocust.local.partiql.ast import Const, Name, Node, Statement

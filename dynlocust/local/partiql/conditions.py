@@ -8,7 +8,7 @@ from dynlocust.local import errors
 from dynlocust.local.attrvalues import NESTING_MESSAGE, check_value
 from dynlocust.local.limits import MAX_NESTING_LEVELS
 from dynlocust.local.partiql.ast import AV, Const, Name, Node, Path
-from dynlocust.local.partiql.lexer import _convertible, _Lexer, _malformed
+from dynlocust.local.partiql.lexer import Lexer, convertible, malformed
 from dynlocust.local.partiql.messages import (
     DOT_COMPONENT,
     EMPTY_BAG,
@@ -48,22 +48,22 @@ _PATH_FUNCTIONS = ("attribute_exists", "attribute_not_exists")  # their operand 
 _RESERVED = frozenset(("inner",))
 
 
-class _ConditionParser(_Lexer):
+class ConditionParser(Lexer):
     """Paths, conditions, operands and values: what a WHERE clause, a SET and an item literal are made of."""
 
     def path(self) -> Path:
         kind, text = self.next()
         if kind not in ("id", "qid"):
-            raise _malformed("Unexpected term" if kind == "eof" else f"expected an attribute name, found {text!r}")
+            raise malformed("Unexpected term" if kind == "eof" else f"expected an attribute name, found {text!r}")
         path: Path = [text]
         while True:
             if self.text.startswith(".", self.pos) and self.peek() == ("op", "."):
                 self.next()
                 kind, text = self.next()
                 if kind == "id" and text.lower() in _RESERVED:
-                    raise _malformed(DOT_COMPONENT)
+                    raise malformed(DOT_COMPONENT)
                 if kind not in ("id", "qid"):
-                    raise _malformed(f"expected an attribute name after '.', found {text!r}")
+                    raise malformed(f"expected an attribute name after '.', found {text!r}")
                 path.append(text)
             elif self.peek() == ("op", "["):
                 self.next()
@@ -73,7 +73,7 @@ class _ConditionParser(_Lexer):
                 elif kind == "str":
                     path.append(text)
                 else:
-                    raise _malformed("expected a list index or a quoted key in [...]")
+                    raise malformed("expected a list index or a quoted key in [...]")
                 self.expect("]")
             else:
                 return path
@@ -143,10 +143,10 @@ class _ConditionParser(_Lexer):
             kind, text = self.next()
             what = text.upper()
             if what not in ("MISSING", "NULL") and what not in IS_TYPES:
-                raise _malformed("expected MISSING, NULL or a type name after IS")
+                raise malformed("expected MISSING, NULL or a type name after IS")
             return Node("IS", [left], ("NOT " if negated else "") + what)
         found = self.peek()[1] or "end of statement"
-        raise _malformed(f"expected a comparison, found {found!r}")
+        raise malformed(f"expected a comparison, found {found!r}")
 
     def _compared_to_truth(self, test: Node) -> Node:
         """A predicate compared with a boolean literal, `attribute_exists(a) = true` (the service accepts it, issue
@@ -219,22 +219,22 @@ class _ConditionParser(_Lexer):
         if kind == "str":
             return {"S": text}
         if kind == "num":
-            if not _convertible(text):
-                raise _malformed("")
+            if not convertible(text):
+                raise malformed("")
             return _checked({"N": text})
         if kind == "op" and text == "-":
             kind, text = self.next()
             if kind != "num":
-                raise _malformed("expected a number after '-'")
-            if not _convertible(text):
-                raise _malformed("")
+                raise malformed("expected a number after '-'")
+            if not convertible(text):
+                raise malformed("")
             return _checked({"N": "-" + text})
         if kind == "op" and text == "?":
             self.used += 1
             if self.used > len(self.params):
                 return {"NULL": True}  # counted; the mismatch is answered once the whole statement is read
             param = self.params[self.used - 1]
-            if "N" in param and not _convertible(param["N"]):
+            if "N" in param and not convertible(param["N"]):
                 raise errors.validation(f"The parameter cannot be converted to a numeric value: {param['N']}")
             return param
         if kind == "id":
@@ -249,7 +249,7 @@ class _ConditionParser(_Lexer):
                 while True:
                     k_kind, name = self.next()
                     if k_kind not in ("str", "qid", "id"):
-                        raise _malformed("expected a quoted attribute name in {...}")
+                        raise malformed("expected a quoted attribute name in {...}")
                     self.expect(":")
                     out[name] = self.value("root" if key is None else f"{key}.{name}", level + 1)
                     if not self.accept(","):
@@ -278,7 +278,7 @@ class _ConditionParser(_Lexer):
                 )
             (k,) = kinds
             return _checked({k + "S": [m[k] for m in members]})
-        raise _malformed("Unexpected term" if kind == "eof" else f"expected a value, found {text!r}")
+        raise malformed("Unexpected term" if kind == "eof" else f"expected a value, found {text!r}")
 
 
 def _checked(av: AV) -> AV:

@@ -13,13 +13,13 @@ from dynlocust.local.partiql.messages import AT, MALFORMED, TOO_DEEP
 _SPACE = re.compile(r"(?:\s+|--[^\n]*|/\*.*?\*/)+", re.S)
 _NUMBER = re.compile(r"\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
-_TABLE = re.compile(r"[A-Za-z0-9_\-]+")
-_TABLE_NAME = re.compile(r"[A-Za-z0-9_.\-]{3,255}")
+TABLE_TOKEN = re.compile(r"[A-Za-z0-9_\-]+")
+VALID_TABLE_NAME = re.compile(r"[A-Za-z0-9_.\-]{3,255}")
 # two-character operators first, so that "<=" is not read as "<"
 _OPS = ("<<", ">>", "<=", ">=", "<>", "!=", *"=<>()[]{},.:?*+-;")
 
 
-def _convertible(number: str) -> bool:
+def convertible(number: str) -> bool:
     """Whether the service's number conversion accepts the text: its exponent must fit 32 bits (pinned against
     the service: 1e99999999999 is refused as a literal and as a parameter before any range check)."""
     _, e, exponent = number.lower().partition("e")
@@ -29,11 +29,11 @@ def _convertible(number: str) -> bool:
         return False
 
 
-def _malformed(detail: str) -> ServiceError:
+def malformed(detail: str) -> ServiceError:
     return errors.validation(MALFORMED + detail)
 
 
-class _Lexer:
+class Lexer:
     """Tokens are read on demand so that a table name (which may hold '-') is read with its own rule."""
 
     def __init__(self, text: str, params: list[AV]) -> None:
@@ -49,7 +49,7 @@ class _Lexer:
         (and the server its CPU) before recursing into it."""
         self.depth += 1
         if self.depth > MAX_EXPRESSION_NESTING:
-            raise _malformed(TOO_DEEP.format(limit=MAX_EXPRESSION_NESTING))
+            raise malformed(TOO_DEEP.format(limit=MAX_EXPRESSION_NESTING))
 
     # -- positions
     def span(self) -> tuple[int, int]:
@@ -96,8 +96,8 @@ class _Lexer:
             if t.startswith(op, i):
                 return "op", op
         if c == "#" or t.startswith("/*", i):  # a '#' comment, an unterminated '/*': no detail (issue 45)
-            raise _malformed("")
-        raise _malformed(f"unexpected character '{c}'")
+            raise malformed("")
+        raise malformed(f"unexpected character '{c}'")
 
     def _quoted(self, quote: str) -> str:
         t = self.text
@@ -106,7 +106,7 @@ class _Lexer:
         while True:
             j = t.find(quote, i)
             if j < 0:
-                raise _malformed("unterminated quoted text")
+                raise malformed("unterminated quoted text")
             out.append(t[i:j])
             if t.startswith(quote * 2, j):
                 out.append(quote)
@@ -136,4 +136,4 @@ class _Lexer:
         if not self.accept(word):
             kind, text = self.peek()
             found = "end of statement" if kind == "eof" else repr(text)
-            raise _malformed(f"expected {word!r}, found {found}")
+            raise malformed(f"expected {word!r}, found {found}")

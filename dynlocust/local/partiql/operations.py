@@ -23,9 +23,9 @@ from dynlocust.local.partiql.messages import (
     TX_INDEX_READ,
     TX_SELECT_KEY,
 )
-from dynlocust.local.partiql.requests import _Requests
-from dynlocust.local.partiql.responses import _add_units, _batch_code, _decode_token, _encode_token, _merge_consumed
-from dynlocust.local.partiql.translate import _DECOMPOSED, _Emit, _expression_params, _residual
+from dynlocust.local.partiql.requests import Requests
+from dynlocust.local.partiql.responses import add_units, batch_code, decode_token, encode_token, merge_consumed
+from dynlocust.local.partiql.translate import DECOMPOSED, Emit, expression_params, residual
 from dynlocust.local.state import Ctx, State
 
 
@@ -41,7 +41,7 @@ def execute_transaction(state: State, req: dict[str, Any], ctx: Ctx) -> dict[str
     return PartiQL(state).execute_transaction(req, ctx)
 
 
-class PartiQL(_Requests):
+class PartiQL(Requests):
     """The three PartiQL operations over one endpoint's state; each statement runs through the endpoint's own
     handlers (items, reads, batches), so checks, capacity and throttling are theirs."""
 
@@ -66,8 +66,8 @@ class PartiQL(_Requests):
         """One page of a SELECT: a Scan, a Query, or the Queries of an IN on the partition key one after the
         other, with Limit counting the items read by all of them and NextToken naming where the next page starts."""
         read = self._select_request(st, t, req, None)
-        placeholder, values = read.pop(_DECOMPOSED, ("", [{}]))
-        last_key, part = (None, 0) if req.get("NextToken") is None else _decode_token(req["NextToken"], req)
+        placeholder, values = read.pop(DECOMPOSED, ("", [{}]))
+        last_key, part = (None, 0) if req.get("NextToken") is None else decode_token(req["NextToken"], req)
         limit = read.get("Limit")
         op = reads.query if "KeyConditionExpression" in read else reads.scan
         out: dict[str, Any] = {"Items": []}
@@ -84,12 +84,12 @@ class PartiQL(_Requests):
             res = op(self.state, one, ctx)
             out["Items"] += res.get("Items", [])
             evaluated += res.get("ScannedCount", 0)
-            _add_units(consumed, res.get("ConsumedCapacity") or {})
+            add_units(consumed, res.get("ConsumedCapacity") or {})
             if "LastEvaluatedKey" in res:
-                out["NextToken"] = _encode_token(res["LastEvaluatedKey"], req, i)
+                out["NextToken"] = encode_token(res["LastEvaluatedKey"], req, i)
                 break
             if limit is not None and evaluated >= limit and i + 1 < len(values):
-                out["NextToken"] = _encode_token(None, req, i + 1)
+                out["NextToken"] = encode_token(None, req, i + 1)
                 break
         if consumed:
             out["ConsumedCapacity"] = consumed
@@ -131,7 +131,7 @@ class PartiQL(_Requests):
             extra = {"ReturnConsumedCapacity": rcc} if rcc else {}
             if st.kind == "SELECT":
                 read = self._select_request(st, t, body, BATCH_SELECT_KEY)
-                read.pop(_DECOMPOSED, None)  # the full key is given: one item at most
+                read.pop(DECOMPOSED, None)  # the full key is given: one item at most
                 read.update(extra)
                 res = reads.query(self.state, read, ctx)
                 if res.get("Items"):
@@ -141,11 +141,11 @@ class PartiQL(_Requests):
                 if on_fail is not None:
                     extra["ReturnValuesOnConditionCheckFailure"] = on_fail
                 res = self._run_write(st, t, ctx, extra)
-            _merge_consumed(consumed, res.get("ConsumedCapacity"))
+            merge_consumed(consumed, res.get("ConsumedCapacity"))
         except ServiceError as exc:
             if exc.code == "ResourceNotFoundException":
                 out.pop("TableName", None)
-            error: dict[str, Any] = {"Code": _batch_code(exc), "Message": exc.message}
+            error: dict[str, Any] = {"Code": batch_code(exc), "Message": exc.message}
             if "Item" in exc.extra:
                 error["Item"] = exc.extra["Item"]
             out["Error"] = error
@@ -173,11 +173,11 @@ class PartiQL(_Requests):
                 key, rest = self._full_key(st, t, refused)
                 if not rest:  # a check of the key alone
                     raise errors.validation(refused)
-                emit = _Emit()
-                cond = _residual(emit, rest, f"attribute_exists({emit.name(t.key.hash_attr)})")
+                emit = Emit()
+                cond = residual(emit, rest, f"attribute_exists({emit.name(t.key.hash_attr)})")
                 actions.append(
                     {
-                        "ConditionCheck": _expression_params(
+                        "ConditionCheck": expression_params(
                             emit, {"TableName": t.name, "Key": key, "ConditionExpression": cond}
                         )
                     }
@@ -214,7 +214,7 @@ class PartiQL(_Requests):
             if rest:
                 raise errors.validation(refused)
             gets.append({"Get": {"TableName": t.name, "Key": key}})
-            pe = _Emit()
+            pe = Emit()
             paths = None if st.projection is None else ", ".join(pe.path(p) for p in st.projection)
             try:
                 projections.append(None if paths is None else expressions.parse_projection(paths, pe.names))

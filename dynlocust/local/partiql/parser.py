@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dynlocust.local import errors
 from dynlocust.local.partiql.ast import AV, Path, Statement
-from dynlocust.local.partiql.conditions import _ConditionParser
-from dynlocust.local.partiql.lexer import _TABLE, _malformed
+from dynlocust.local.partiql.conditions import ConditionParser
+from dynlocust.local.partiql.lexer import TABLE_TOKEN, malformed
 from dynlocust.local.partiql.messages import (
     ALIASING,
     ITEM_SYNTAX,
@@ -24,7 +24,7 @@ _RETURNING = {
 }
 
 
-class _Parser(_ConditionParser):
+class _Parser(ConditionParser):
     """A statement: its kind, table and index, clauses; the parameters it uses are counted against those given."""
 
     def statement(self) -> Statement:
@@ -47,10 +47,10 @@ class _Parser(_ConditionParser):
             st.kind = "EXISTS"
             self.expect(")")
         else:
-            raise _malformed(NOT_DML)
+            raise malformed(NOT_DML)
         self.accept(";")
         if self.peek()[0] != "eof":
-            raise _malformed("Unexpected token after expression")
+            raise malformed("Unexpected token after expression")
         if self.used != len(self.params):
             raise errors.validation(PARAMS_MISMATCH)
         return st
@@ -63,9 +63,9 @@ class _Parser(_ConditionParser):
             if self.text.startswith('"', self.pos):
                 names.append(self._quoted('"'))
             else:
-                m = _TABLE.match(self.text, self.pos)
+                m = TABLE_TOKEN.match(self.text, self.pos)
                 if not m:
-                    raise _malformed("expected a table name")
+                    raise malformed("expected a table name")
                 names.append(m.group())
                 self.pos = m.end()
             if not self.text.startswith(".", self.pos):
@@ -168,7 +168,7 @@ class _Parser(_ConditionParser):
             else:
                 break
         if not st.sets and not st.removes:
-            raise _malformed("expected SET or REMOVE")
+            raise malformed("expected SET or REMOVE")
 
     def delete(self) -> Statement:
         self.expect("DELETE")
@@ -196,7 +196,7 @@ class _Parser(_ConditionParser):
             words.append(self.next()[1].upper())
         rv = _RETURNING.get(" ".join(words))
         if rv is None:
-            raise _malformed("Unexpected term")
+            raise malformed("Unexpected term")
         if not self.accept("*"):
             raise errors.validation("Expected '*' after ( MODIFIED | ALL ) ( NEW | OLD ) in RETURNING clause")
         return rv

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 from dynlocust.local import errors, items
 from dynlocust.local.errors import ServiceError
 from dynlocust.local.partiql.ast import AV, Const, Name, Node, Path, Statement
-from dynlocust.local.partiql.lexer import _TABLE_NAME
+from dynlocust.local.partiql.lexer import VALID_TABLE_NAME
 from dynlocust.local.partiql.messages import (
     CONSISTENT_GSI,
     DUPLICATE,
@@ -26,13 +26,13 @@ from dynlocust.local.partiql.messages import (
 )
 from dynlocust.local.partiql.parser import parse
 from dynlocust.local.partiql.translate import (
-    _DECOMPOSED,
-    _conjuncts,
-    _Emit,
-    _expression_params,
-    _key_equalities,
-    _key_in,
-    _residual,
+    DECOMPOSED,
+    Emit,
+    conjuncts_of,
+    expression_params,
+    key_equalities,
+    key_in,
+    residual,
 )
 from dynlocust.local.state import Ctx, State
 
@@ -49,7 +49,7 @@ def _check_set_function(x: Node, path: Path) -> None:
         raise errors.validation(SET_SECOND.format(function=function) + x.at[1])
 
 
-class _Requests:
+class Requests:
     """A statement (parsed, its table checked) as the request of the data-plane operation it stands for."""
 
     _WRITES: ClassVar[dict[str, Callable[[State, dict[str, Any], Ctx], dict[str, Any]]]] = {
@@ -109,7 +109,7 @@ class _Requests:
         return parse(self._statement_text(body), self._params(body))
 
     def _table(self, st: Statement, ctx: Any) -> Any:
-        if not _TABLE_NAME.fullmatch(st.table):
+        if not VALID_TABLE_NAME.fullmatch(st.table):
             raise errors.validation(TABLE_NAME)
         t = self.state.table({"TableName": st.table}, ctx)
         if st.index is not None:
@@ -121,12 +121,12 @@ class _Requests:
         return t
 
     def _full_key(self, st: Statement, t: Any, message: str = KEY_EQUALITY) -> tuple[dict[str, AV], list[Any]]:
-        key, rest = _key_equalities(_conjuncts(st.where), t.key.names())
+        key, rest = key_equalities(conjuncts_of(st.where), t.key.names())
         if set(key) != set(t.key.names()):
             raise errors.validation(message)
         self._check_key_types(t, key)
         if st.kind in ("UPDATE", "DELETE"):
-            again = next(iter(_key_equalities(rest, t.key.names())[0]), None)
+            again = next(iter(key_equalities(rest, t.key.names())[0]), None)
             if again is not None:
                 raise errors.validation(
                     f"Multiple conditions on same key {again}. Only single item Update/Insert/Delete are supported"
@@ -151,14 +151,14 @@ class _Requests:
 
     def _write_request(self, st: Statement, t: Any) -> tuple[str, dict[str, Any]]:
         """(kind, request) of INSERT/UPDATE/DELETE as the PutItem/UpdateItem/DeleteItem it stands for."""
-        emit = _Emit()
+        emit = Emit()
         req: dict[str, Any] = {"TableName": t.name}
         if st.kind == "INSERT":
             assert st.item is not None
             self._check_key_types(t, st.item, absent=True)
             req["Item"] = st.item
             req["ConditionExpression"] = f"attribute_not_exists({emit.name(t.key.hash_attr)})"
-            return "Put", _expression_params(emit, req)
+            return "Put", expression_params(emit, req)
         key, rest = self._full_key(st, t)
         req["Key"] = key
         if st.kind == "UPDATE":
@@ -173,12 +173,12 @@ class _Requests:
             clauses["REMOVE"] = [emit.path(p) for p in st.removes]
             req["UpdateExpression"] = " ".join(f"{k} {', '.join(v)}" for k, v in clauses.items() if v)
             # UPDATE changes an existing item: one that does not exist fails the statement's condition
-            cond = _residual(emit, rest, f"attribute_exists({emit.name(t.key.hash_attr)})")
+            cond = residual(emit, rest, f"attribute_exists({emit.name(t.key.hash_attr)})")
             kind = "Update"
         else:
             # the WHERE's other terms are a condition on the item; a missing item is a no-op, its condition never
             # evaluated (as a public conformance suite's PartiQL tests record the service, eu-west-2)
-            cond = _residual(emit, rest)
+            cond = residual(emit, rest)
             if cond is not None:  # each term is parenthesised already: group them only when there are several
                 cond = (
                     f"attribute_not_exists({emit.name(t.key.hash_attr)}) OR {cond if len(rest) == 1 else f'({cond})'}"
@@ -188,20 +188,20 @@ class _Requests:
             req["ConditionExpression"] = cond
         if st.returning:
             req["ReturnValues"] = st.returning
-        return kind, _expression_params(emit, req)
+        return kind, expression_params(emit, req)
 
     def _select_request(self, st: Statement, t: Any, body: dict[str, Any], need_key: str | None) -> dict[str, Any]:
         """A SELECT as a Query (equality on the partition key of the table or index) or a Scan; `need_key`:
         the message when the full primary key must be given (batches and transactions). A partition key given
         by `IN [...]` is one Query per value, as the service decomposes it: the request then carries them
-        under _DECOMPOSED (the placeholder of the partition key's value, and the values)."""
-        emit = _Emit()
+        under DECOMPOSED (the placeholder of the partition key's value, and the values)."""
+        emit = Emit()
         req: dict[str, Any] = {"TableName": t.name}
         if st.index is not None:
             req["IndexName"] = st.index
         if st.projection is not None:
             req["ProjectionExpression"] = ", ".join(emit.path(p) for p in st.projection)
-        conjuncts = _conjuncts(st.where)
+        conjuncts = conjuncts_of(st.where)
         idx = None if st.index is None else t.index(st.index)
         keydef = t.key if idx is None else idx.key
         if idx is not None and idx.kind == "GSI" and body.get("ConsistentRead"):
@@ -220,22 +220,22 @@ class _Requests:
         rest = conjuncts
         decomposed: list[AV] | None = None
         if not keydef.multi:
-            hkey, rest = _key_equalities(conjuncts, [keydef.hash_attr])
+            hkey, rest = key_equalities(conjuncts, [keydef.hash_attr])
             hav = hkey.get(keydef.hash_attr)
             if hav is None:
-                decomposed, rest = _key_in(conjuncts, keydef.hash_attr, keydef.hash_type)
+                decomposed, rest = key_in(conjuncts, keydef.hash_attr, keydef.hash_type)
                 hav = decomposed[0] if decomposed else None
             if hav is not None and keydef.hash_type in hav:
                 placeholder = emit.value(hav)
                 if decomposed is not None:
-                    req[_DECOMPOSED] = (placeholder, decomposed)
+                    req[DECOMPOSED] = (placeholder, decomposed)
                 kce = f"{emit.path([keydef.hash_attr])} = {placeholder}"
                 range_cond, rest = self._range_condition(emit, rest, keydef)
                 if range_cond:
                     kce += " AND " + range_cond
             else:
                 rest = conjuncts
-        filt = _residual(emit, rest)
+        filt = residual(emit, rest)
         if kce is not None:
             req["KeyConditionExpression"] = kce
             req["ScanIndexForward"] = not st.descending
@@ -244,14 +244,14 @@ class _Requests:
         for p in ("ConsistentRead", "Limit", "ReturnConsumedCapacity"):
             if body.get(p) is not None:
                 req[p] = body[p]
-        return _expression_params(emit, req)
+        return expression_params(emit, req)
 
     @staticmethod
     def _check_order_by(st: Statement, keydef: Any) -> None:
         """ORDER BY sorts one partition, as a Query does: it needs the WHERE to name the partition key."""
         if st.where is None:
             raise errors.validation(ORDER_BY_WHERE)
-        if not _key_equalities(_conjuncts(st.where), [keydef.hash_attr])[0]:
+        if not key_equalities(conjuncts_of(st.where), [keydef.hash_attr])[0]:
             raise errors.validation(ORDER_BY_HASH)
         assert st.order_by is not None
         if st.order_by not in ([keydef.hash_attr], [keydef.range_attr]):
@@ -259,7 +259,7 @@ class _Requests:
             raise errors.validation(f"Variable reference {shown} in ORDER BY clause must be part of the primary key")
 
     @staticmethod
-    def _range_condition(emit: _Emit, conjuncts: list[Any], keydef: Any) -> tuple[str | None, list[Any]]:
+    def _range_condition(emit: Emit, conjuncts: list[Any], keydef: Any) -> tuple[str | None, list[Any]]:
         """The first conjunct usable as the sort key's part of a KeyConditionExpression, and the others."""
         attr, typ = keydef.range_attr, keydef.range_type
         if attr is None:

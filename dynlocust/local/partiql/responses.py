@@ -20,12 +20,12 @@ def _request_hash(req: dict[str, Any]) -> str:
     return hashlib.sha256(basis).hexdigest()[:16]
 
 
-def _encode_token(last_key: AV | None, req: dict[str, Any], part: int = 0) -> str:
+def encode_token(last_key: AV | None, req: dict[str, Any], part: int = 0) -> str:
     """Where the next page starts: the last key read (if any) in the `part`-th query of a decomposed SELECT."""
     return base64.urlsafe_b64encode(orjson.dumps({"k": last_key, "i": part, "h": _request_hash(req)})).decode()
 
 
-def _decode_token(token: str, req: dict[str, Any]) -> tuple[AV | None, int]:
+def decode_token(token: str, req: dict[str, Any]) -> tuple[AV | None, int]:
     try:
         data = orjson.loads(base64.urlsafe_b64decode(token.encode()))
         last_key, part, bound = data["k"], int(data["i"]), data["h"]
@@ -36,7 +36,7 @@ def _decode_token(token: str, req: dict[str, Any]) -> tuple[AV | None, int]:
     return last_key, part
 
 
-def _batch_code(exc: ServiceError) -> str:
+def batch_code(exc: ServiceError) -> str:
     """BatchStatementError.Code from an exception code (the API's enum drops 'Exception', says 'Error')."""
     code = exc.code.removesuffix("Exception")
     return {
@@ -46,15 +46,15 @@ def _batch_code(exc: ServiceError) -> str:
     }.get(code, code)
 
 
-def _merge_consumed(into: dict[str, dict[str, Any]], cc: dict[str, Any] | None) -> None:
+def merge_consumed(into: dict[str, dict[str, Any]], cc: dict[str, Any] | None) -> None:
     """Adds one statement's ConsumedCapacity into the per-table totals of a batch."""
     if cc:
-        _add_units(into.setdefault(cc["TableName"], {}), cc)
+        add_units(into.setdefault(cc["TableName"], {}), cc)
 
 
-def _add_units(into: dict[str, Any], more: dict[str, Any]) -> None:
+def add_units(into: dict[str, Any], more: dict[str, Any]) -> None:
     for k, v in more.items():
         if isinstance(v, dict):
-            _add_units(into.setdefault(k, {}), v)
+            add_units(into.setdefault(k, {}), v)
         else:
             into[k] = v if k == "TableName" else into.get(k, 0.0) + v

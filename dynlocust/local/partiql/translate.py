@@ -9,12 +9,12 @@ import orjson
 from dynlocust.local import errors
 from dynlocust.local.partiql.ast import AV, Const, Name, Node, Path
 from dynlocust.local.partiql.conditions import IS_TYPES
-from dynlocust.local.partiql.lexer import _malformed
+from dynlocust.local.partiql.lexer import malformed
 
-_DECOMPOSED = "_decomposed"  # not a request parameter: how _select_request hands over an IN on the partition key
+DECOMPOSED = "_decomposed"  # not a request parameter: how _select_request hands over an IN on the partition key
 
 
-class _Emit:
+class Emit:
     """Writes DynamoDB expression text with #n/:v placeholders for every name and value."""
 
     def __init__(self) -> None:
@@ -53,7 +53,7 @@ class _Emit:
 
     def condition(self, x: Any) -> str:
         if not isinstance(x, Node):
-            raise _malformed("expected a condition")
+            raise malformed("expected a condition")
         op, a = x.op, x.args
         if op in ("AND", "OR"):
             return f" {op} ".join(f"({self.condition(t)})" for t in a)
@@ -83,7 +83,7 @@ class _Emit:
                 return f"attribute_not_exists({p}) OR attribute_type({p}, {null})"
             # no parentheses of its own: every caller wraps a condition in them, and "((...))" is refused
             return f"attribute_exists({p}) AND NOT attribute_type({p}, {null})"
-        raise _malformed(f"{op} is not a condition")
+        raise malformed(f"{op} is not a condition")
 
 
 _EXISTENCE = {
@@ -93,15 +93,15 @@ _EXISTENCE = {
 }
 
 
-def _conjuncts(where: Any) -> list[Any]:
+def conjuncts_of(where: Any) -> list[Any]:
     if where is None:
         return []
     if isinstance(where, Node) and where.op == "AND":
-        return [t for a in where.args for t in _conjuncts(a)]
+        return [t for a in where.args for t in conjuncts_of(a)]
     return [where]
 
 
-def _key_equalities(conjuncts: list[Any], attrs: list[str]) -> tuple[dict[str, AV], list[Any]]:
+def key_equalities(conjuncts: list[Any], attrs: list[str]) -> tuple[dict[str, AV], list[Any]]:
     """The `attr = value` conjuncts on the given top-level attributes, and the others."""
     key: dict[str, AV] = {}
     rest = []
@@ -123,7 +123,7 @@ def _key_equalities(conjuncts: list[Any], attrs: list[str]) -> tuple[dict[str, A
     return key, rest
 
 
-def _key_in(conjuncts: list[Any], attr: str, typ: str) -> tuple[list[AV] | None, list[Any]]:
+def key_in(conjuncts: list[Any], attr: str, typ: str) -> tuple[list[AV] | None, list[Any]]:
     """The distinct values of an `attr IN [...]` conjunct whose values all have the key's type, and the others."""
     for i, c in enumerate(conjuncts):
         if not (isinstance(c, Node) and c.op == "IN" and isinstance(c.args[0], Name) and c.args[0].path == [attr]):
@@ -135,12 +135,12 @@ def _key_in(conjuncts: list[Any], attr: str, typ: str) -> tuple[list[AV] | None,
     return None, conjuncts
 
 
-def _residual(emit: _Emit, rest: list[Any], *extra: str) -> str | None:
+def residual(emit: Emit, rest: list[Any], *extra: str) -> str | None:
     parts = [*extra, *(f"({emit.condition(c)})" for c in rest)]
     return " AND ".join(parts) if parts else None
 
 
-def _expression_params(emit: _Emit, req: dict[str, Any]) -> dict[str, Any]:
+def expression_params(emit: Emit, req: dict[str, Any]) -> dict[str, Any]:
     if emit.names:
         req["ExpressionAttributeNames"] = emit.names
     if emit.values:

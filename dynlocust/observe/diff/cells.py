@@ -1,4 +1,5 @@
-"""One compared figure (a cell of the diff table) and the metrics a diff knows, with their direction and unit."""
+"""One compared figure (a cell of the diff table), the metrics a diff knows with their direction and unit, and how a
+cell reads (its values, change and significance in words: what every format and the gate's messages show)."""
 
 from __future__ import annotations
 
@@ -70,3 +71,52 @@ class Cell:
     @property
     def changed(self) -> bool:
         return self.change != 0 if self.change is not None else self.base != self.new
+
+
+def value_text(metric: Metric, value: float | str | None) -> str:
+    if value is None:
+        return "never" if metric.name == "first_throttle" else "-"
+    if isinstance(value, str):
+        return value
+    if metric.unit == "ms":
+        return f"{value * metric.scale:,.2f} ms"
+    if metric.unit == "s":
+        return f"{value:,.1f} s"
+    if metric.unit == "/s":
+        return f"{value:,.1f}/s"
+    if metric.unit == "$":
+        return f"${value:,.4f}"
+    if metric.unit == "x":
+        return f"{value:.3f}x"
+    return f"{value:.4f}"
+
+
+def change_text(cell: Cell) -> str:
+    if cell.change is None:
+        if not cell.changed:
+            return "="
+        return "worse" if cell.worse else "better"
+    if cell.metric.kind == "mapper":
+        return mapper_change_text(cell.change)
+    if cell.metric.relative:
+        return f"{percent(cell.change):+.1f}%"
+    return f"{cell.change * cell.metric.scale:+.4f}"
+
+
+def mapper_change_text(change: float) -> str:
+    """A mapper/raw ratio's change in words: a higher ratio means the mapper is slower against the raw client."""
+    shown = percent(change)
+    if shown == 0:
+        return "mapper level with baseline"
+    return f"mapper {abs(shown):.1f}% {'slower' if shown > 0 else 'faster'} than baseline"
+
+
+def significance_text(cell: Cell) -> str:
+    if cell.test == "exact":
+        return "exact" if cell.changed else "-"
+    if cell.test == "none":
+        return "not tested"
+    if cell.p_value is None:
+        return "no data"
+    # the p of this row's own test; "significant" is decided after Holm's correction over every tested row
+    return f"{'YES' if cell.significant else 'no'} (p={cell.p_value:.2g} before Holm's correction)"

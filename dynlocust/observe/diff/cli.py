@@ -24,7 +24,7 @@ from dynlocust.observe.diff.mapper import mapper_rendered
 from dynlocust.observe.diff.render import Rendered, console, html, mapper_charts, markdown, run_charts
 from dynlocust.observe.diff.runs import diff_runs
 from dynlocust.observe.diff.stats import RUN_NOISE
-from dynlocust.observe.report.build import RESULTS_NAME
+from dynlocust.run.results import RESULTS_NAME
 
 if TYPE_CHECKING:
     from dynlocust.plugin.settings import Settings

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from dynlocust.exit_codes import ExitCode
-from dynlocust.observe.diff.cells import METRICS, Cell, Metric, percent
+from dynlocust.observe.diff.cells import METRICS, Cell, Metric, change_text, percent, value_text
 from dynlocust.observe.diff.errors import DiffError
 
 DEFAULT_RUN_GATE = "p50>+20%,p99>+20%,accepted<-5%,throttle_ratio>+0.01,error_ratio>+0.01"
@@ -101,8 +101,6 @@ class GateResult:
 
 def describe(cell: Cell) -> str:
     """`p99 of 'ramp 100/s': 12.0 ms -> 15.1 ms (+25.8%, p=0.003)`."""
-    from dynlocust.observe.diff.render import change_text, value_text
-
     p = "" if cell.p_value is None else f", p={cell.p_value:.3g}"
     return (
         f"{cell.metric.name} of {cell.row!r}: {value_text(cell.metric, cell.base)} -> "

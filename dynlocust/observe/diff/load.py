@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from dynlocust.observe.diff.errors import DiffError
-from dynlocust.observe.report.build import RESULTS_NAME, ReportError, RunReport, load_report
-from dynlocust.run.results import RECORD_TYPES, ResultsError
+from dynlocust.observe.report.build import ReportError, RunReport, load_report
+from dynlocust.run.results import RECORD_TYPES, RESULTS_NAME, ResultsError
 
 COMPARE_KIND = "dynlocust-compare"
 """The `type` of a file written by `dynlocust compare --save`."""

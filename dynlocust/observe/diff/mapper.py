@@ -28,7 +28,7 @@ from dynlocust.observe.diff.stats import holm, median_run, rank_ratio_test
 
 
 class RowLike(Protocol):
-    """`dynlocust.plugin.compare.Row`, as measured."""
+    """`dynlocust.compare.cli.Row`, as measured."""
 
     name: str
     raw_ms: list[float]

@@ -17,15 +17,16 @@ from typing import Any
 
 from dynlocust.cost import US_EAST_1
 from dynlocust.errors import DynlocustError
+from dynlocust.exit_codes import ExitCode
 from dynlocust.observe.conclusion import Conclusion, conclude, window_list
+from dynlocust.observe.plan import CapacityPlan, build_plan
 from dynlocust.observe.throttle_causes import Explanation, explain
 from dynlocust.run.closed_window import ClosedWindow
-from dynlocust.run.results import ResultsError, read_results
+from dynlocust.run.results import ResultsError, read_results, results_file
 from dynlocust.run.saturation import Saturation, combine
 from dynlocust.run.tally import WindowError, WindowStats
 from dynlocust.run.verdict import Verdict
 
-RESULTS_NAME = "results.jsonl"
 REPORT_DIR = "report"
 
 
@@ -128,6 +129,20 @@ class RunReport:
                 totals[key] = totals.get(key, 0) + n
         return dict(sorted(totals.items(), key=lambda kv: (-kv[1], kv[0])))
 
+    def capacity_plan(self) -> CapacityPlan | None:
+        """A ceiling search's capacity plan at the ceiling it found, for every report format (`dynlocust plan`
+        gives it at other targets); None when the run was no search or found no rate to plan at."""
+        if not self.ceiling:
+            return None
+        windows = [
+            {"type": "window", "summary": w.summary, "table_state": w.table_state, "bins": _operation_units(w.stats)}
+            for w in self.windows
+        ]
+        try:
+            return build_plan([{"type": "run", **self.run}, *windows, self.ceiling], None)
+        except DynlocustError:
+            return None
+
     def explanations(self) -> list[Explanation]:
         """Why requests were throttled, where the run knows (a shared on-demand budget, an index's limit)."""
         return explain([window_record(w) for w in self.windows])
@@ -136,6 +151,16 @@ class RunReport:
         if self.partial:
             return "PARTIAL"
         return "complete"
+
+
+def _operation_units(stats: WindowStats | None) -> list[dict[str, Any]]:
+    """A window's consumed units by operation, bin by bin, as its record in the results file has them."""
+    if stats is None:
+        return []
+    return [
+        {"operations": {k: {"read_units": t.read_units, "write_units": t.write_units} for k, t in b.operations.items()}}
+        for b in stats.bins
+    ]
 
 
 _PRECEDENCE = ("not-run", "partial", "client-bound", "errors", "throttled", "ok")
@@ -237,12 +262,6 @@ def _window_report(records: list[dict[str, Any]], phase_of: dict[int, str], t0: 
     )
     report.table_state = first.table_state if first is not None else None
     return report
-
-
-def results_file(path: str | os.PathLike[str]) -> Path:
-    """`path` itself, or the results file inside a run directory."""
-    p = Path(path)
-    return p / RESULTS_NAME if p.is_dir() else p
 
 
 def load_report(path: str | os.PathLike[str]) -> RunReport:
@@ -398,7 +417,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         built = build_reports(args.results, args.out)
     except (ReportError, ResultsError) as exc:
         print(f"dynlocust: error: {exc}", file=sys.stderr)
-        return 2
+        return ExitCode.BAD_INPUT
     if not args.quiet:
         from dynlocust.observe.report import markdown
 

@@ -68,6 +68,12 @@ BIN_COLUMNS = (
     "p99_ms",
 )
 THROTTLE_COLUMNS = ("window", "code", "reason", "requests")
+CEILING_COLUMNS = ("operation", "low", "high", "rate", "limited_by", "reasons", "resource", "windows", "stopped")
+"""A ceiling search's `ceiling` record (`dynlocust.run.search`), one row; its probes go to `probes.csv`."""
+PROBE_COLUMNS = ("window", "rate", "outcome", "reasons", "resources", "low", "high")
+PLAN_COLUMNS = ("figure", "read", "write", "value")
+"""The capacity plan at the ceiling (`dynlocust.observe.plan`), a figure a row: units in `read` and `write`,
+rates, dollars and words in `value`."""
 
 
 def _ms(v: float | None) -> str:
@@ -102,8 +108,46 @@ def _csv(header: tuple[str, ...], rows: list[list[Any]]) -> str:
     return buf.getvalue()
 
 
+def _search_files(report: RunReport) -> dict[str, str]:
+    """`ceiling.csv`, `probes.csv` and `plan.csv` of a ceiling search (none for a fixed plan)."""
+    ceiling = report.ceiling
+    if not ceiling:
+        return {}
+    row = [";".join(map(str, ceiling.get(k) or ())) if k == "reasons" else ceiling.get(k) for k in CEILING_COLUMNS]
+    probes = [
+        [window_number(int(p["index"])), _num(p["rate"]), p["outcome"], ";".join(p.get("reasons") or ()),
+         ";".join(p.get("resources") or ()), _num(p.get("low")), _num(p.get("high"))]
+        for p in ceiling.get("probes") or ()
+    ]  # fmt: skip
+    files = {"ceiling.csv": _csv(CEILING_COLUMNS, [row]), "probes.csv": _csv(PROBE_COLUMNS, probes)}
+    plan = report.capacity_plan()
+    if plan is not None:
+        units = [
+            ("units_per_request", plan.per_request),
+            *([("units_per_s_at_ceiling", plan.at_ceiling)] if plan.at_ceiling is not None else []),
+            ("units_per_s_at_target", plan.at_target),
+            ("on_demand_max_units_per_s", plan.on_demand_max),
+            ("warm_throughput_units_per_s", plan.warm),
+            ("provisioned_units_per_s", plan.provisioned),
+        ]
+        rows: list[list[Any]] = [["resource", "", "", plan.resource], ["ceiling_per_s", "", "", _num(plan.ceiling)]]
+        rows += [["target_per_s", "", "", _num(plan.target)]]
+        rows += [[name, _num(u.read), _num(u.write), ""] for name, u in units]
+        rows += [
+            ["dollars_per_million_requests", "", "", f"{plan.cost_per_million:.6f}"],
+            ["dollars_per_month_on_demand", "", "", f"{plan.on_demand_month:.2f}"],
+            ["dollars_per_month_provisioned", "", "", f"{plan.provisioned_month:.2f}"],
+            ["prices_as_of", "", "", plan.prices.as_of],
+            ["prices_source", "", "", plan.prices.source],
+        ]
+        rows += [["caveat", "", "", caveat] for caveat in plan.caveats]
+        files["plan.csv"] = _csv(PLAN_COLUMNS, rows)
+    return files
+
+
 def render(report: RunReport) -> dict[str, str]:
-    """File name -> CSV text: `windows.csv`, `bins.csv`, `throttles.csv`."""
+    """File name -> CSV text: `windows.csv`, `bins.csv`, `throttles.csv`; of a ceiling search also
+    `ceiling.csv`, `probes.csv` and `plan.csv`."""
     t0 = report.t0
     windows = []
     bins = []
@@ -163,4 +207,5 @@ def render(report: RunReport) -> dict[str, str]:
         "windows.csv": _csv(WINDOW_COLUMNS, windows),
         "bins.csv": _csv(BIN_COLUMNS, bins),
         "throttles.csv": _csv(THROTTLE_COLUMNS, throttles),
+        **_search_files(report),
     }

@@ -9,10 +9,8 @@ import time
 from html import escape
 from typing import TYPE_CHECKING
 
-from dynlocust.errors import DynlocustError
 from dynlocust.exit_codes import ExitCode, exit_line
 from dynlocust.observe.conclusion import window_number
-from dynlocust.observe.plan import build_plan as build_capacity_plan
 from dynlocust.observe.report import table_states, witness_section
 from dynlocust.observe.report.plots import VERDICT_COLOURS, svg_charts, verdict_labels
 from dynlocust.observe.report.table import COLUMNS, figure_cells, reasons_cell, why_line
@@ -89,16 +87,11 @@ def _search_section(report: RunReport) -> list[str]:
         '<table id="probes"><thead><tr><th>window</th><th>rate/s</th><th>outcome</th><th>low/s</th>'
         f"<th>high/s</th></tr></thead><tbody>{rows}</tbody></table>",
     ]
-    try:
-        plan = build_capacity_plan([{"type": "run", **report.run}, *_window_records(report), ceiling], None)
-    except DynlocustError:
-        return parts  # no rate to plan at (the search found none)
+    plan = report.capacity_plan()
+    if plan is None:
+        return parts
     lines = "".join(f"<li>{escape(line.strip())}</li>" for line in plan.lines()[1:])
     return [*parts, f'<h2>Capacity plan</h2><ul id="capacity-plan">{lines}</ul>']
-
-
-def _window_records(report: RunReport) -> list[dict[str, object]]:
-    return [{"type": "window", "summary": w.summary, "table_state": w.table_state} for w in report.windows]
 
 
 def render(report: RunReport, *, live: str | None = None, refresh_seconds: int = 2) -> str:

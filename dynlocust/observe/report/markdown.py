@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from dynlocust.observe.conclusion import window_number
 from dynlocust.observe.neutralise import markdown_text
 from dynlocust.observe.report import table_states
 from dynlocust.observe.report.table import format_window_table, why_line
@@ -17,6 +18,40 @@ def _pipe_table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> str
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(map(markdown_text, r)) + " |" for r in rows]
     return "\n".join(lines)
+
+
+def _rate(v: object) -> str:
+    return f"{float(v):,.1f}" if isinstance(v, int | float) else "-"
+
+
+def _search_section(report: RunReport) -> list[str]:
+    """A ceiling search's `ceiling` record, its probes and the capacity plan at the ceiling it found."""
+    ceiling = report.ceiling
+    if not ceiling:
+        return []
+    record = tuple(str(ceiling.get(k)) for k in ("operation", "limited_by", "resource", "windows", "stopped")) + tuple(
+        _rate(ceiling.get(k)) for k in ("low", "high", "rate")
+    )
+    out = ["", "### Ceiling search", ""]
+    out.append(
+        _pipe_table(
+            ("operation", "limited by", "resource", "windows", "stopped", "low/s", "high/s", "rate/s", "reasons"),
+            [(*record, "; ".join(map(str, ceiling.get("reasons") or ())) or "-")],
+        )
+    )
+    probes = [
+        (str(window_number(int(p["index"]))), _rate(p["rate"]), str(p["outcome"]), _rate(p.get("low")),
+         _rate(p.get("high")), "; ".join(map(str, p.get("reasons") or ())) or "-")
+        for p in ceiling.get("probes") or ()
+    ]  # fmt: skip
+    if probes:
+        out += ["", _pipe_table(("probe window", "rate/s", "outcome", "low/s", "high/s", "reasons"), probes)]
+    plan = report.capacity_plan()
+    if plan is not None:
+        first, *rest = plan.lines()
+        out += ["", "### Capacity plan", "", markdown_text(first[:1].upper() + first[1:]) + ".", ""]
+        out += [f"- {markdown_text(line, item=True)}" for line in rest]
+    return out
 
 
 def render(report: RunReport) -> str:
@@ -45,6 +80,7 @@ def render(report: RunReport) -> str:
         out.append(format_window_table(report.windows))
     else:
         out.append("No window closed.")
+    out += _search_section(report)
     throttles = report.throttles()
     if throttles:
         out += ["", "### Throttles by code and reason", ""]

@@ -156,7 +156,7 @@ def make_client(
     session = BotocoreSession()
     session.set_config_variable("region", region)
     kwargs: dict[str, Any] = {"region_name": region, "endpoint_url": endpoint_url, "config": config}
-    if credentials is None and is_local_endpoint(endpoint_url) and not _has_env_credentials():
+    if credentials is None and is_local_endpoint(endpoint_url) and not has_env_credentials():
         credentials = LOCAL_CREDENTIALS
     if credentials is not None:
         kwargs["aws_access_key_id"], kwargs["aws_secret_access_key"] = credentials
@@ -248,5 +248,5 @@ def _counting_pool(base: type[HTTPConnectionPool], counter: PoolWaitCounter) -> 
     return CountingPool
 
 
-def _has_env_credentials() -> bool:
+def has_env_credentials() -> bool:
     return bool(os.environ.get("AWS_ACCESS_KEY_ID") or os.environ.get("AWS_PROFILE"))

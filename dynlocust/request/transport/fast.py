@@ -559,9 +559,9 @@ def resolve_credentials(
     from botocore.credentials import Credentials
     from botocore.session import Session
 
-    from dynlocust.request.transport.boto3 import LOCAL_CREDENTIALS, _has_env_credentials, is_local_endpoint
+    from dynlocust.request.transport.boto3 import LOCAL_CREDENTIALS, has_env_credentials, is_local_endpoint
 
-    if credentials is None and is_local_endpoint(endpoint_url) and not _has_env_credentials():
+    if credentials is None and is_local_endpoint(endpoint_url) and not has_env_credentials():
         credentials = LOCAL_CREDENTIALS
     if credentials is not None:
         if len(credentials) not in (2, 3):

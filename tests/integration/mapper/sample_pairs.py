@@ -11,7 +11,7 @@ from typing import Any
 
 import boto3
 
-from dynlocust.plugin.compare import Case, PairContext
+from dynlocust.compare.cli import Case, PairContext
 
 CREATED: list[str] = []  # tables this module made, so a test can check that teardown ran
 

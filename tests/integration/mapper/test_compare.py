@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from dynlocust.plugin.compare import main, run
-from dynlocust.plugin.compare_reference import Bench
+from dynlocust.compare.cli import main, run
+from dynlocust.compare.reference import Bench
 
 SAMPLE_PAIRS = Path(__file__).with_name("sample_pairs.py")
 

@@ -11,8 +11,8 @@ from locust.env import Environment
 import gevent
 import pytest
 
-from dynlocust.plugin.mapper_users import REQUEST_TYPE, MapperUser
 from dynlocust.request.client import RequestFailed
+from dynlocust.user_classes.mapper_user import REQUEST_TYPE, MapperUser
 from tests.integration.mapper.conftest import Order
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from dynlocust.errors import ConfigurationError
 from dynlocust.mapper.model import model_of
-from dynlocust.plugin.mapper_users import REQUEST_TYPE, MapperUser
+from dynlocust.user_classes.mapper_user import REQUEST_TYPE, MapperUser
 from tests.integration.mapper.conftest import Order
 from tests.integration.mapper.test_users import make_user
 

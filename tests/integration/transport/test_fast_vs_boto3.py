@@ -20,10 +20,10 @@ from botocore.exceptions import ClientError
 from dynlocust import DynamoDBUser
 from dynlocust.errors import ConfigurationError
 from dynlocust.local.embedded import LocalEndpoint
-from dynlocust.plugin.fast_users import FastDynamoDBUser, user_base
 from dynlocust.request.client import RequestFailed
 from dynlocust.request.transport.boto3 import make_client
 from dynlocust.request.transport.fast import FastDynamoDB, make_fast_client
+from dynlocust.user_classes.fast_user import FastDynamoDBUser, user_base
 from tests.conftest import FaultServer
 
 TABLE = "fast-cmp"

@@ -20,6 +20,7 @@ from dynlocust.run.tally import WindowStats
 from dynlocust.run.verdict import Verdict
 from dynlocust.scenario import load_scenario_text
 from dynlocust.scenario.plan import build_plan
+from tests.support.tally import count_outcome
 
 SCENARIO = """\
 name: unit
@@ -59,7 +60,8 @@ def worker_window(
     stats = WindowStats.for_segment(segment, bin_seconds=1.0)
     for kind, n in kinds.items():
         for i in range(n):
-            stats.record(
+            count_outcome(
+                stats,
                 at=window.start + i * 0.01, kind=kind, code="ThrottlingException" if kind == "throttled" else None,
                 reasons=["TableWriteKeyRangeThroughputExceeded"] if kind == "throttled" else [],
                 latency=0.002 * (i + 1), latency_from_intended=0.003 * (i + 1), write_units=1.0,
@@ -118,7 +120,7 @@ def test_the_merged_window_is_the_results_line_and_reads_back_as_written(tmp_pat
     # what the run keeps for its conclusion is the same line less its histograms: bins and pacing (its lag)
     assert report.records[0] == {k: v for k, v in line.items() if k not in ("bins", "pacing")}
     assert line["bins"] and "lag" in line["pacing"]
-    assert not report.received  # the workers' parts are merged and let go
+    assert not report.parts  # the workers' parts are merged and let go
     # and the window itself settled: its figures and per-bin figures, its histograms only in the file
     assert closed.stats.bins == [] and closed.bin_summaries == back.stats.bin_summaries()
     assert closed.summary == line["summary"] and closed.stats.handed == line["pacing"]["handed"] == 20

@@ -10,6 +10,7 @@ import pytest
 from dynlocust.fleet.results_table import (
     END_SEQ,
     PublishingResultsWriter,
+    ResultsTable,
     ResultsTableError,
     item_for,
     record_of,
@@ -58,12 +59,8 @@ def test_an_unknown_record_type_is_refused() -> None:
 
 
 def test_a_plain_writer_unless_the_results_table_is_configured(tmp_path: Path) -> None:
-    plain = results_writer(tmp_path / "a.jsonl", "r", environ={})
-    publishing = results_writer(
-        tmp_path / "b.jsonl",
-        "r",
-        environ={"DYNLOCUST_RESULTS_TABLE": "dynlocust-results-r", "DYNLOCUST_REGION": "eu-west-1"},
-    )
+    plain = results_writer(tmp_path / "a.jsonl", "r", ResultsTable())
+    publishing = results_writer(tmp_path / "b.jsonl", "r", ResultsTable("dynlocust-results-r", region="eu-west-1"))
     try:
         assert type(plain) is ResultsWriter
         assert isinstance(publishing, PublishingResultsWriter) and publishing.table == "dynlocust-results-r"

@@ -107,22 +107,19 @@ NAME_RULES = (
     "greater than or equal to 3, Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+]"
 )
 LONG = "a" * 256
-# issue 45 records the service's "1 validation error detected: ReturnValues can only be ALL_OLD or NONE"; the
-# endpoint keeps moto's sentence while moto's suite expects it (dynlocust/local/params.py, return_values)
-RETURN_VALUES = "Return values set to invalid value"
 ENVELOPE = [
     case(
         "DeleteItem",
         {"TableName": TABLE, "Key": KEY, "ReturnValues": "ALL_NEW"},
         VALIDATION,
-        RETURN_VALUES,
+        "1 validation error detected: ReturnValues can only be ALL_OLD or NONE",
         id="delete-return-values",
     ),
     case(
         "PutItem",
         {"TableName": "missing", "Item": KEY, "ReturnValues": "UPDATED_OLD"},
         VALIDATION,
-        RETURN_VALUES,
+        "1 validation error detected: ReturnValues can only be ALL_OLD or NONE",
         id="put-return-values-before-lookup",
     ),
     case(

@@ -12,11 +12,10 @@ from typing import Any
 import pytest
 
 from dynlocust.errors import DynlocustError
-from dynlocust.local import expressions
+from dynlocust.local.attrvalues import compare_values, item_size
 from dynlocust.local.expressions import (
     ExpressionError,
-    compare_values,
-    item_size,
+    keys,
     parse_condition,
     parse_key_condition,
     parse_projection,
@@ -557,9 +556,9 @@ def test_key_condition_one_value_object_under_two_placeholders() -> None:
 
 
 def test_key_condition_cache_is_bounded() -> None:
-    for i in range(expressions.KEY_SHAPES_MAX + 50):
+    for i in range(keys.KEY_SHAPES_MAX + 50):
         parse_key_condition(f"pk = :v{i}", None, {f":v{i}": {"S": "x"}}, "pk", None)
-    assert len(expressions._key_shapes) <= expressions.KEY_SHAPES_MAX
+    assert len(keys.key_shapes) <= keys.KEY_SHAPES_MAX
     kc = parse_key_condition("pk = :v3", None, {":v3": {"S": "y"}}, "pk", None)  # evicted: parsed again
     assert kc.hash_value == {"S": "y"}
 
@@ -877,12 +876,12 @@ def test_updates_agree_with_moto() -> None:
 
 # -- issue 16: size, nesting and overlap checks stay bounded -------------------------------------------------------
 def test_overlap_check_is_linear_in_the_number_of_paths() -> None:
-    from dynlocust.local.expressions import _check_overlaps
+    from dynlocust.local.expressions.paths import check_overlaps
 
     paths: list[tuple[str | int, ...]] = [(f"a{i}", "b", i) for i in range(50_000)]
-    _check_overlaps(paths, "ProjectionExpression")  # all distinct: 1.25e9 pairs were compared before
+    check_overlaps(paths, "ProjectionExpression")  # all distinct: 1.25e9 pairs were compared before
     with pytest.raises(ExpressionError, match=r"path one: \[a7, b, \[7\]\], path two: \[a7, b\]"):
-        _check_overlaps([*paths, ("a7", "b")], "ProjectionExpression")
+        check_overlaps([*paths, ("a7", "b")], "ProjectionExpression")
 
 
 @pytest.mark.parametrize(

@@ -81,7 +81,7 @@ def test_repeated_requests_stay_within_the_cache_bytes(endpoint: Any, table: str
 
 def test_key_condition_shapes_are_bounded_in_bytes(endpoint: Any, table: str, client: Any) -> None:
     """Each ~4 KB key condition is remembered; 300 of them hold 1.2 MB: the byte bound, not the 1,024 entries, cuts."""
-    keys._key_shapes.clear()
+    keys.key_shapes.clear()
     client.put_item(TableName=table, Item={"pk": {"S": "a"}, "sk": {"N": "1"}})
     for i in range(300):
         expr = "pk = :v" + " " * (3700 + i)
@@ -91,9 +91,9 @@ def test_key_condition_shapes_are_bounded_in_bytes(endpoint: Any, table: str, cl
             {"TableName": table, "KeyConditionExpression": expr, "ExpressionAttributeValues": {":v": {"S": "a"}}},
         )
         assert (status, body["Count"]) == (200, 1)
-    assert keys._key_shapes.bytes <= keys.KEY_SHAPES_MAX_BYTES
-    assert 200 < len(keys._key_shapes) < 300
-    assert keys._key_shapes.get(("pk = :v" + " " * 3999, None, "pk", "sk")) is not None  # the newest is kept
+    assert keys.key_shapes.bytes <= keys.KEY_SHAPES_MAX_BYTES
+    assert 200 < len(keys.key_shapes) < 300
+    assert keys.key_shapes.get(("pk = :v" + " " * 3999, None, "pk", "sk")) is not None  # the newest is kept
 
 
 # -- issue 34: AttributesToGet, checked as the service checks it ---------------------------------------------------

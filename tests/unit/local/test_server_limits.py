@@ -158,7 +158,7 @@ def test_half_sent_bodies_share_one_memory_budget(limited: ThreadedEndpoint) -> 
     try:
         first.sendall(list_tables("800000", body=b"{"))  # reserves 800 KB of the 1 MB budget
         deadline = time.monotonic() + 5
-        while limited.server._buffered < 800_000:  # the server has read the head and reserved the body
+        while limited.server.connections._buffered < 800_000:  # the server has read the head and reserved the body
             assert time.monotonic() < deadline
             time.sleep(0.005)
         response = exchange(limited, list_tables("800000", body=b"{"))

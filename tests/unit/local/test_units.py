@@ -63,4 +63,17 @@ def test_consumed_render_modes() -> None:
     full = c.render("INDEXES")
     assert full is not None
     assert full["Table"]["CapacityUnits"] == 2.0
-    assert full["GlobalSecondaryIndexes"] == {"g": {"CapacityUnits": 1.0, "WriteCapacityUnits": 1.0}}
+    # INDEXES without WriteCapacityUnits, as the AWS CLI's batch-write-item example shows; transactions carry them
+    assert full == {
+        "TableName": "t",
+        "CapacityUnits": 3.0,
+        "Table": {"CapacityUnits": 2.0},
+        "GlobalSecondaryIndexes": {"g": {"CapacityUnits": 1.0}},
+    }
+    assert c.render("INDEXES", per_kind=True) == {
+        "TableName": "t",
+        "CapacityUnits": 3.0,
+        "WriteCapacityUnits": 3.0,
+        "Table": {"CapacityUnits": 2.0, "WriteCapacityUnits": 2.0},
+        "GlobalSecondaryIndexes": {"g": {"CapacityUnits": 1.0, "WriteCapacityUnits": 1.0}},
+    }

@@ -178,11 +178,11 @@ RETURN_VALUES = "Member must satisfy enum value set: [ALL_NEW, UPDATED_OLD, ALL_
             "1 validation error detected: Value 'XOR' at 'conditionalOperator' failed to satisfy constraint: "
             "Member must satisfy enum value set: [OR, AND]",
         ),
-        # a value inside the enum but not this operation's is the operation's own sentence (moto's; see params)
+        # a value inside the enum but not this operation's is the operation's own sentence (issue 45)
         (
             "DeleteItem",
             {"TableName": "tab1", "Key": KEY, "ReturnValues": "ALL_NEW"},
-            "Return values set to invalid value",
+            "1 validation error detected: ReturnValues can only be ALL_OLD or NONE",
         ),
     ],
 )

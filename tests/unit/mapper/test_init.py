@@ -28,7 +28,7 @@ def test_mapper_user_is_exported_from_dynlocust_and_the_mapper() -> None:
     done = python(
         "from dynlocust import MapperUser\n"
         "from dynlocust.mapper import MapperUser as FromMapper\n"
-        "from dynlocust.plugin.mapper_users import MapperUser as Defined\n"
+        "from dynlocust.user_classes.mapper_user import MapperUser as Defined\n"
         "import dynlocust, dynlocust.mapper\n"
         "assert MapperUser is FromMapper is Defined and MapperUser.abstract\n"
         "assert 'MapperUser' in dynlocust.__all__ and 'MapperUser' in dynlocust.mapper.__all__\n"

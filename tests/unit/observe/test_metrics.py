@@ -30,7 +30,7 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 
 from dynlocust.observe import metrics as m
-from dynlocust.plugin import listeners, metrics_wiring
+from dynlocust.plugin import listeners, metrics_wiring, roles
 from dynlocust.request.client import REQUEST_TYPE, Target, measured_call
 from dynlocust.request.outcomes import THROTTLED, DeadlineExceeded, Outcome, ThrottlingReason, classify
 from dynlocust.request.record import is_write
@@ -190,7 +190,7 @@ def test_latency_lands_in_the_smallest_bucket_that_holds_it(ms: float, le: str) 
     buckets = {
         dict(k)["le"]: v for (n, k), v in got.items() if n == "dynlocust_request_duration_seconds_bucket"
     }  # cumulative
-    bounds = [m._le(b) for b in m.DURATION_BUCKETS] + ["+Inf"]
+    bounds = [m.le_label(b) for b in m.DURATION_BUCKETS] + ["+Inf"]
     first = next(b for b in bounds if buckets[b] == 1)
     assert first == le
     sum_labels = {"operation": "PutItem", "table": "items", "outcome": "ok"}  # the logical table name
@@ -374,7 +374,7 @@ def test_install_serves_metrics_and_the_web_ui_route_then_stops(monkeypatch: pyt
     environment.parsed_options = parse_options(["--metrics-port", str(port)])
     runner = environment.create_local_runner()
     web_ui = environment.create_web_ui("127.0.0.1", 0, delayed_start=True)
-    metrics = metrics_wiring.install(environment, registry=CollectorRegistry())
+    metrics = roles.role_for(environment).install_metrics(registry=CollectorRegistry())
     try:
         assert metrics_wiring.metrics_for(environment) is metrics
         measured_call(
@@ -408,7 +408,7 @@ def test_a_given_port_taken_ends_the_process_before_anything_starts(capsys: pyte
         runner = environment.create_local_runner()
         try:
             with pytest.raises(SystemExit) as exited:
-                metrics_wiring.install(environment, registry=CollectorRegistry())
+                roles.role_for(environment).install_metrics(registry=CollectorRegistry())
             assert exited.value.code == 2
             err = capsys.readouterr().err
             assert (

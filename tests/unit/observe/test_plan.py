@@ -59,3 +59,34 @@ def test_bad_targets_and_results_say_what_was_expected() -> None:
         parse_rate("fast")
     with pytest.raises(ConfigurationError, match="a `ceiling` record"):
         build_plan([{"type": "run"}], 10.0)
+
+
+def test_the_units_each_table_and_gsi_sustained_at_the_ceiling_by_hand() -> None:
+    """Per window, 800 puts of 2 write units on table orders (TOTAL: its GSI's share within) and 200 queries of
+    0.5 read units through its GSI by_customer: per accepted request that is 1,600 / 1,000 = 1.6 write units on
+    the table and 100 / 1,000 = 0.1 read units on the index, so at the 2,065/s ceiling 3,304 and 206.5 units/s."""
+    base = records()
+    operations = [
+        {"op": "put", "label": "put", "table": "orders", "index": None},
+        {"op": "query", "label": "by-customer", "table": "orders", "index": "by_customer"},
+    ]
+    base[0]["shape"]["workload"]["operations"] = operations
+    state = {"tables": {"orders": {"billing": "PAY_PER_REQUEST", "indexes": {"by_customer": {"status": "ACTIVE"}}}}}
+    bins = [
+        {"operations": {"put": {"read_units": 0.0, "write_units": 960.0}, "by-customer": {"read_units": 60.0}}},
+        {"operations": {"put": {"read_units": 0.0, "write_units": 640.0}, "by-customer": {"read_units": 40.0}}},
+    ]
+    for window in base[1:3]:
+        window.update(summary={"accepted": 1000, "read_units": 100.0, "write_units": 1600.0}, bins=bins,
+                      table_state=state)  # fmt: skip
+    plan = build_plan(base, None)
+    figures = {name: (u.read, u.write) for name, u in plan.by_resource.items()}
+    assert figures == {
+        "index by_customer of orders": pytest.approx((206.5, 0.0)),
+        "table orders": pytest.approx((0.0, 3304.0)),
+    }
+    assert plan.gsis == ("index by_customer of orders",)
+    text = "\n".join(plan.lines())
+    assert "sustained at the ceiling by table orders: 0.0 read / 3,304.0 write units/s" in text
+    assert "sustained at the ceiling by index by_customer of orders: 206.5 read / 0.0 write units/s" in text
+    assert "index by_customer of orders: its write units are within its table's" in text

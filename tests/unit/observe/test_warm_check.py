@@ -8,6 +8,7 @@ from dynlocust.observe.warm_check import check, claims, described, sentence
 from dynlocust.run.tally import WindowStats
 from dynlocust.scenario import load_scenario_text
 from dynlocust.scenario.model import Scenario
+from tests.support.tally import count_outcome
 
 
 def _scenario(target: str = "remote", extra_ops: str = "") -> Scenario:
@@ -32,11 +33,11 @@ def _first_window(accepted: int, throttled: int = 0, *, label: str = "puts", at:
     """Window 1 (10 s from t=100) with `accepted` 1-unit writes of `label`, then `throttled` refused at `at` s."""
     stats = WindowStats(0, 100.0, 10.0, target_rate=8000, bin_seconds=5.0)
     for i in range(accepted):
-        stats.record(at=100.0 + 10.0 * i / max(accepted, 1), kind="ok", latency=0.001, latency_from_intended=0.001,
-                     write_units=1.0, operation=label)  # fmt: skip
+        count_outcome(stats, at=100.0 + 10.0 * i / max(accepted, 1), kind="ok", latency=0.001,
+                      latency_from_intended=0.001, write_units=1.0, operation=label)  # fmt: skip
     for _ in range(throttled):
-        stats.record(at=100.0 + at, kind="throttled", code="ThrottlingException", latency=0.001,
-                     latency_from_intended=0.001, operation=label)  # fmt: skip
+        count_outcome(stats, at=100.0 + at, kind="throttled", code="ThrottlingException", latency=0.001,
+                      latency_from_intended=0.001, operation=label)  # fmt: skip
     return stats
 
 

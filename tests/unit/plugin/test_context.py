@@ -23,9 +23,9 @@ from dynlocust.plugin.context import (
     RunContext,
     RunOutcome,
     current,
-    current_report,
-    current_run,
+    current_merge,
     current_scenario,
+    current_share,
     settings_for,
     state_for,
 )
@@ -53,21 +53,21 @@ def test_bad_options_are_refused_when_the_state_is_made() -> None:
 
 def test_the_accessors_never_create_state() -> None:
     env = environment(deadline="bad")  # state_for would raise: the accessors must not try
-    assert (current(env), current_scenario(env), current_run(env), current_report(env)) == (None, None, None, None)
+    assert (current(env), current_scenario(env), current_share(env), current_merge(env)) == (None, None, None, None)
     assert env not in context._STATES
 
 
-def test_the_accessors_read_the_current_run() -> None:
+def test_the_accessors_read_the_current_share() -> None:
     env = environment()
     state = state_for(env)
     assert current(env) is None
     run = state.run = RunContext("run-1")
-    assert current(env) is run and current_run(env) is None and current_report(env) is None
+    assert current(env) is run and current_share(env) is None and current_merge(env) is None
     marker_run, marker_report = object(), object()
-    run.run, run.report = marker_run, marker_report  # type: ignore[assignment]  # identity is all that is read
-    assert current_run(env) is marker_run and current_report(env) is marker_report
+    run.share, run.merge = marker_run, marker_report  # type: ignore[assignment]  # identity is all that is read
+    assert current_share(env) is marker_run and current_merge(env) is marker_report
     state.run = RunContext("run-2")  # the web UI's next Start: a fresh context, the old one untouched
-    assert current(env) is not run and current_run(env) is None and run.run is marker_run
+    assert current(env) is not run and current_share(env) is None and run.share is marker_run
 
 
 def test_a_state_goes_with_its_environment() -> None:

@@ -164,6 +164,20 @@ def test_run_deadline_margin_defaults_and_option() -> None:
     assert safety.run_deadline(run, margin=4.0) == pytest.approx(35.0)
 
 
+def test_a_search_is_held_to_its_longest_course_not_its_undecided_probes() -> None:
+    """A search's probes after the first are planned a day ahead until decided: the deadline is its worst case,
+    3 probes x (5 s window + 30 s for the last calls + 2 s cool-down), then the deadline and the margin."""
+    text = SCENARIO.replace(
+        "steps: [{rate: 20, window: 1s}]",
+        "search: {from: 20, precision: 0.9, window: 5s, max_windows: 3, cooldown: 2s}",
+    )
+    scenario = load_scenario_text(text, "search.yaml")
+    run = LocalRun(scenario, {"t": "t-run"}, "run", t0=0.0, deadline=scenario.deadline, on_window=lambda _w: None,
+                   on_done=lambda _t: None)  # fmt: skip
+    assert run.plan.windows[-1].end > 86_400  # undecided
+    assert safety.run_deadline(run, margin=5.0) == pytest.approx(3 * (5 + 30 + 2) + 30 + 5)
+
+
 @pytest.mark.parametrize(
     ("option", "value"), [("stall_seconds", "-1"), ("run_margin_seconds", "x"), ("master_timeout", "0")]
 )

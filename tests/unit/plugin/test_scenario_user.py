@@ -8,13 +8,13 @@ from locust.env import Environment
 import pytest
 
 from dynlocust.plugin import context
-from dynlocust.plugin.fast_users import shared_fast_client
-from dynlocust.plugin.scenario_user import TRANSPORT_FACTORIES, ScenarioUser
-from dynlocust.plugin.users import shared_boto3_client
 from dynlocust.request.transport.boto3 import BotocoreTransport
 from dynlocust.request.transport.fast import FastDynamoDB
 from dynlocust.scenario import load_scenario_text
 from dynlocust.scenario.spec import TRANSPORTS
+from dynlocust.user_classes.dynamodb_user import shared_boto3_client
+from dynlocust.user_classes.fast_user import shared_fast_client
+from dynlocust.user_classes.scenario_user import TRANSPORT_FACTORIES, ScenarioUser
 from tests.support.scenarios import scenario_yaml
 
 HOST = "http://127.0.0.1:9"

@@ -114,12 +114,32 @@ def test_the_web_ui_defaults_to_loopback_and_stays_overridable(
 ) -> None:
     from locust.argument_parser import get_parser
 
-    import dynlocust.plugin.options  # noqa: F401 - registers the options on Locust's parser
+    import dynlocust.user_classes.dynamodb_user  # noqa: F401 - registers the plugin, its options included
 
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     options = get_parser(default_config_files=[]).parse_args(["-f", "locustfiles/scenario.py", *argv])
     assert options.web_host == host
+
+
+def test_the_results_table_is_a_setting_of_its_options_or_their_environment_variables(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from locust.argument_parser import get_parser
+
+    import dynlocust.user_classes.dynamodb_user  # noqa: F401 - registers the plugin, its options included
+    from dynlocust.fleet.results_table import ResultsTable
+
+    parser = get_parser(default_config_files=[])
+    assert from_options(parser.parse_args(["-f", "x.py"])).results_table == ResultsTable(region="us-east-1")
+    monkeypatch.setenv("DYNLOCUST_RESULTS_TABLE", "dynlocust-results-r1")  # as the ECS task definition sets it
+    monkeypatch.setenv("DYNLOCUST_REGION", "eu-west-1")
+    monkeypatch.setenv("DYNLOCUST_RESULTS_ENDPOINT", "http://127.0.0.1:8000")
+    assert from_options(parser.parse_args(["-f", "x.py"])).results_table == ResultsTable(
+        "dynlocust-results-r1", "eu-west-1", "http://127.0.0.1:8000"
+    )
+    given = parser.parse_args(["-f", "x.py", "--results-table", "other", "--region", "us-west-2"])
+    assert from_options(given).results_table == ResultsTable("other", "us-west-2", "http://127.0.0.1:8000")
 
 
 def test_a_relative_results_dir_is_read_against_the_working_directory_it_was_given_in(

@@ -10,7 +10,8 @@ from locust.env import Environment
 import pytest
 
 from dynlocust.plugin.context import state_for
-from dynlocust.plugin.setup import autoquit_seconds, begin
+from dynlocust.plugin.roles import begin
+from dynlocust.plugin.setup import autoquit_seconds
 
 
 @pytest.mark.parametrize(

@@ -126,6 +126,14 @@ def test_before_a_start_the_tab_shows_the_plan(tmp_path: Path) -> None:
     assert all(list(r) == [k for k, _ in webui.WINDOW_COLUMNS] for r in rows)
 
 
+def test_before_a_start_a_search_shows_its_first_probe_only(tmp_path: Path) -> None:
+    """Its later probes are not decided until the one before has closed: never shown as windows at 0/s."""
+    path = tmp_path / "search.yaml"
+    path.write_text(put_scenario("rows", "search: {from: 10, precision: 0.5, window: 8s, max_windows: 4}"))
+    rows = webui.tab_rows(None, RunContext("r"), load_scenario(str(path)))
+    assert [(r["window"], r["target"], r["verdict"]) for r in rows] == [("1", "10", "not started")]
+
+
 def test_set_up_under_way_or_failed_is_said_instead_of_zeros(tmp_path: Path) -> None:
     state, scenario = RunContext("r"), _scenario(tmp_path)
     state.stage = "creating tables"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dynlocust.run.pacing import PacingCounts, Segment
 from dynlocust.run.saturation import Saturation
 from dynlocust.run.tally import WindowBook, WindowStats
+from tests.support.tally import count_outcome
 
 NOT_BOUND = Saturation(False, (), 0.2, 0.001, 0, 0)
 
@@ -12,7 +13,7 @@ NOT_BOUND = Saturation(False, (), 0.2, 0.001, 0, 0)
 def rec(ws: WindowStats | WindowBook, at: float, kind: str = "ok", **kw: object) -> None:
     kw.setdefault("latency", 0.004)
     kw.setdefault("latency_from_intended", 0.005)
-    ws.record(at=at, kind=kind, **kw)  # type: ignore[arg-type]
+    count_outcome(ws, at=at, kind=kind, **kw)  # type: ignore[arg-type]
 
 
 def sample_window(start: float = 1000.0) -> WindowStats:

@@ -9,12 +9,13 @@ import pytest
 
 from dynlocust.run.results import ResultsError, ResultsExistError, ResultsWriter, read_results
 from dynlocust.run.tally import WindowStats
+from tests.support.tally import count_outcome
 
 
 def test_write_and_read_back(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     ws = WindowStats(0, 100.0, 10.0, target_rate=50.0)
-    ws.record(at=101.0, kind="ok", latency=0.004, latency_from_intended=0.005, write_units=1.0)
+    count_outcome(ws, at=101.0, kind="ok", latency=0.004, latency_from_intended=0.005, write_units=1.0)
     with ResultsWriter(path) as writer:
         writer.write_run(run_id="r1", t0=100.0)
         writer.write_window(index=0, stats=ws.to_dict(), verdict="ok")

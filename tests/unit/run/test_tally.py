@@ -9,6 +9,7 @@ import pytest
 
 from dynlocust.run.pacing import PacingCounts, Segment, split_segment
 from dynlocust.run.tally import WindowBook, WindowError, WindowStats
+from tests.support.tally import count_outcome
 from tests.unit.run._windows import rec, sample_window
 
 
@@ -149,9 +150,9 @@ def test_throttles_are_counted_by_cause_and_by_index_and_survive_a_merge_and_a_r
         "latency": 0.001,
         "latency_from_intended": 0.001,
     }
-    a.record(at=1001.0, reasons=[read], cause="writes-over-ceiling", operation="get", **common)
-    b.record(at=1007.0, reasons=[read], cause="writes-over-ceiling", operation="get", **common)
-    b.record(at=1007.0, reasons=[gsi], index_reasons=[("by_owner", gsi)], operation="put", **common)
+    count_outcome(a, at=1001.0, reasons=[read], cause="writes-over-ceiling", operation="get", **common)
+    count_outcome(b, at=1007.0, reasons=[read], cause="writes-over-ceiling", operation="get", **common)
+    count_outcome(b, at=1007.0, reasons=[gsi], index_reasons=[("by_owner", gsi)], operation="put", **common)
     a.merge(b)
     summary = WindowStats.from_dict(json.loads(json.dumps(a.to_dict()))).summary()
     assert summary["throttle_causes"] == {"writes-over-ceiling": 2}

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from dynlocust.cli import build_parser as dynlocust_parser
+from dynlocust.compare.cli import build_parser as compare_parser
 from dynlocust.observe.diff.cli import build_parser, parse_run_noise
 from dynlocust.observe.diff.errors import DiffError
 from dynlocust.observe.diff.gate import DEFAULT_MAPPER_GATE, DEFAULT_RUN_GATE
 from dynlocust.observe.diff.stats import RUN_NOISE
-from dynlocust.plugin.compare import build_parser as compare_parser
 
 
 def test_help_shows_the_default_gates() -> None:

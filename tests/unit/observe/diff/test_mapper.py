@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from dynlocust.exit_codes import ExitCode
+from dynlocust.observe.diff.cells import change_text, value_text
 from dynlocust.observe.diff.errors import DiffError
 from dynlocust.observe.diff.load import MapperSide, load_side
 from dynlocust.observe.diff.mapper import finish, mapper_cells, mapper_document, mapper_rendered
-from dynlocust.observe.diff.render import change_text, console, value_text
+from dynlocust.observe.diff.render import console
 
 
 @dataclass
@@ -142,7 +143,7 @@ def test_the_change_is_the_shift_the_test_measured(tmp_path: Path) -> None:
 
 
 def test_a_rows_p_is_said_to_be_before_holms_correction(tmp_path: Path) -> None:
-    from dynlocust.observe.diff.render import significance_text
+    from dynlocust.observe.diff.cells import significance_text
 
     cells, _ = mapper_cells(
         _saved(tmp_path, "a.json", [Row("get", STEADY)]), _saved(tmp_path, "b.json", [Row("get", STEADY)])

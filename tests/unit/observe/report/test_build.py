@@ -538,3 +538,71 @@ def test_an_endpoint_that_answered_to_the_end_is_not_said_lost() -> None:
     windows = _windows(ENDPOINT_KILLED)
     windows[-1]["summary"]["accepted"] = 1  # it answered again in the last window: not lost
     assert endpoint_lost.sentence(windows) is None
+
+
+def _search_report(tmp_path: Path, text: str = "TableWriteKeyRangeThroughputExceeded") -> build.RunReport:
+    """The complete run read as a ceiling search of table `t` (its `ceiling` record as the search writes it), with
+    `text` as its throttle reason and resource."""
+    probes = [
+        {"index": 0, "rate": 100.0, "outcome": "clean", "reasons": [], "resources": [], "low": 95.0, "high": None},
+        {"index": 1, "rate": 150.0, "outcome": "throttled", "reasons": [text], "resources": [text], "low": 95.0,
+         "high": 150.0},
+    ]  # fmt: skip
+    ceiling = {"type": "ceiling", "operation": "write", "low": 95.0, "high": 150.0, "rate": 122.5,
+               "limited_by": "dynamodb", "reasons": [text], "resource": text, "resource_kind": "index", "windows": 2,
+               "stopped": "max_windows", "precision": 0.02, "window_s": 5.0, "burst_s": 0.25,
+               "capacity_scale": 0.05, "probes": probes}  # fmt: skip
+    records = _records(COMPLETE)
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in [*records[:-1], ceiling, records[-1]]))
+    return build.load_report(path)
+
+
+def test_markdown_and_csv_carry_the_search_its_probes_and_the_plan(tmp_path: Path) -> None:
+    report = _search_report(tmp_path)
+    plan = report.capacity_plan()
+    assert plan is not None and plan.ceiling == 122.5
+    text = markdown.render(report)
+    assert "### Ceiling search" in text
+    assert (
+        "| write | dynamodb | TableWriteKeyRangeThroughputExceeded | 2 | max_windows | 95.0 | 150.0 | 122.5 | "
+        "TableWriteKeyRangeThroughputExceeded |" in text
+    )
+    assert "| 1 | 100.0 | clean | 95.0 | - | - |" in text and "| 2 | 150.0 | throttled | 95.0 | 150.0 |" in text
+    assert f"### Capacity plan\n\nC{plan.lines()[0][1:]}.\n" in text
+    assert all(f"- {line.strip()}" in text for line in plan.lines()[1:])
+    files = csvout.render(report)
+    (row,) = csv.DictReader(io.StringIO(files["ceiling.csv"]))
+    reason = "TableWriteKeyRangeThroughputExceeded"
+    assert row == {"operation": "write", "low": "95.0", "high": "150.0", "rate": "122.5", "limited_by": "dynamodb",
+                   "reasons": reason, "resource": reason, "windows": "2", "stopped": "max_windows"}  # fmt: skip
+    probes = list(csv.DictReader(io.StringIO(files["probes.csv"])))
+    assert [(p["window"], p["rate"], p["outcome"], p["high"]) for p in probes] == [
+        ("1", "100.000", "clean", ""),
+        ("2", "150.000", "throttled", "150.000"),
+    ]
+    figures = {r["figure"]: r for r in csv.DictReader(io.StringIO(files["plan.csv"]))}
+    assert figures["ceiling_per_s"]["value"] == "122.500"
+    assert plan.at_ceiling is not None
+    assert float(figures["units_per_s_at_ceiling"]["write"]) == pytest.approx(plan.at_ceiling.write, abs=1e-3)
+    assert float(figures["provisioned_units_per_s"]["write"]) == plan.provisioned.write
+    assert figures["dollars_per_month_on_demand"]["value"] == f"{plan.on_demand_month:.2f}"
+    assert figures["prices_as_of"]["value"] == plan.prices.as_of
+    caveats = [r["value"] for r in csv.DictReader(io.StringIO(files["plan.csv"])) if r["figure"] == "caveat"]
+    assert caveats == plan.caveats and any("capacity_scale 0.05" in c for c in caveats)
+    fixed = csvout.render(build.load_report(COMPLETE))
+    assert sorted(fixed) == ["bins.csv", "throttles.csv", "windows.csv"]  # a fixed plan has no search files
+    assert "### Ceiling search" not in markdown.render(build.load_report(COMPLETE))
+
+
+def test_the_search_sections_neutralise_text_copied_from_the_results(tmp_path: Path) -> None:
+    report = _search_report(tmp_path, HOSTILE)
+    text = markdown.render(report)
+    assert "<img" not in text and "| forged | row |" not in text
+    assert not any(line.startswith(("| forged", "<", "`")) for line in text.splitlines())
+    for name in ("ceiling.csv", "probes.csv", "plan.csv"):
+        rows = list(csv.reader(io.StringIO(csvout.render(report)[name])))
+        assert len({len(r) for r in rows}) == 1, name
+        assert not any(cell[:1] in ("=", "+", "@") for row in rows[1:] for cell in row), name
+    (row,) = csv.DictReader(io.StringIO(csvout.render(report)["ceiling.csv"]))
+    assert row["resource"] == row["reasons"] == "'" + HOSTILE
