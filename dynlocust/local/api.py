@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dynlocust.local import batches, control, errors, items, partiql, policies, reads
 from dynlocust.local.attrvalues import INVALID_VALUES
@@ -21,6 +21,9 @@ from dynlocust.local.errors import ServiceError
 from dynlocust.local.shapes import Spec, check_request, operation_shapes
 from dynlocust.local.state import Ctx, State
 from dynlocust.local.validation import check_constraints
+
+if TYPE_CHECKING:
+    from dynlocust.local.capacity import CapacityModel
 
 Handler = Callable[[State, dict[str, Any], Ctx], dict[str, Any]]
 
@@ -59,7 +62,9 @@ OPERATIONS: dict[str, Handler] = {
 class Backend:
     """One endpoint's state and its operations, each behind the checks every request gets."""
 
-    def __init__(self, config: LocalConfig, capacity: Any = None, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self, config: LocalConfig, capacity: CapacityModel | None = None, clock: Callable[[], float] = time.monotonic
+    ):
         self.state = State(config, capacity, clock)
         shapes = operation_shapes()  # loaded now (~0.3 s), not by the first request
         self.ops: dict[str, Callable[[dict[str, Any], Ctx], dict[str, Any]]] = {

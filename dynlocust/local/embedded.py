@@ -21,10 +21,13 @@ import time
 import urllib.request
 from dataclasses import asdict
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dynlocust.errors import DynlocustError
 from dynlocust.local.config import LocalConfig
+
+if TYPE_CHECKING:
+    from dynlocust.local.server import LocalServer
 
 READY_TIMEOUT = 15.0
 
@@ -183,7 +186,7 @@ class ThreadedEndpoint:
     thread talks to it over real sockets.
     """
 
-    def __init__(self, server: Any, thread: threading.Thread, stop: threading.Event, url: str, port: int):
+    def __init__(self, server: LocalServer, thread: threading.Thread, stop: threading.Event, url: str, port: int):
         self.server = server
         self.url = url
         self.port = port
@@ -208,7 +211,8 @@ class ThreadedEndpoint:
 
 
 def serve_in_thread(capacity: Any = None, **options: Any) -> ThreadedEndpoint:
-    """Start a LocalServer on 127.0.0.1, port 0, in a daemon thread; `capacity` is a model object or None."""
+    """Start a LocalServer on 127.0.0.1, port 0, in a daemon thread; `capacity` is a model object or None (a test
+    passes a fake model here to inject throttles)."""
     from dynlocust.local.server import LocalServer
 
     options.setdefault("port", 0)

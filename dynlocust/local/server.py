@@ -14,7 +14,7 @@ import os
 import time
 import zlib
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -26,6 +26,9 @@ from dynlocust.local.connections import Connections
 from dynlocust.local.errors import ServiceError
 from dynlocust.local.heap import keep_heap_trimmed
 from dynlocust.local.state import Ctx, request_region
+
+if TYPE_CHECKING:
+    from dynlocust.local.capacity import CapacityModel
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +116,7 @@ class Stats:
         self.tables = {}
 
 
-def build_capacity(config: LocalConfig, notify: Callable[[str], None] | None = None) -> Any:
+def build_capacity(config: LocalConfig, notify: Callable[[str], None] | None = None) -> CapacityModel | None:
     """The capacity model for `config`, or None when capacity emulation is off (imported only when needed).
 
     `notify` gets each one-time notice of a scaling floor that bends a figure (the console's line)."""
@@ -129,7 +132,9 @@ class LocalServer:
 
     `start` serves it on a socket through `Connections` (and starts the heap trimmer and background work)."""
 
-    def __init__(self, config: LocalConfig, capacity: Any = None, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self, config: LocalConfig, capacity: CapacityModel | None = None, clock: Callable[[], float] = time.monotonic
+    ):
         self.config = config
         self.backend = Backend(config, capacity=capacity, clock=clock)
         self.stats = Stats()

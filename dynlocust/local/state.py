@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dynlocust.dynamodb import THROTTLE_CAUSE_HEADER
 from dynlocust.local import errors
@@ -19,6 +19,9 @@ from dynlocust.local.errors import ServiceError
 from dynlocust.local.idempotency import TokenStore
 from dynlocust.local.store import StoredItem, Table, WritePlan
 from dynlocust.local.units import write_units
+
+if TYPE_CHECKING:
+    from dynlocust.local.capacity import CapacityModel
 
 
 class Ctx:
@@ -60,7 +63,9 @@ _NULL_TABLE_NAME = (
 class State:
     """All tables of one endpoint (single-threaded: gevent, no preemption)."""
 
-    def __init__(self, config: LocalConfig, capacity: Any = None, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self, config: LocalConfig, capacity: CapacityModel | None = None, clock: Callable[[], float] = time.monotonic
+    ):
         self.config = config
         self.capacity = capacity
         self.clock = clock

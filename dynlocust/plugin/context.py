@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     import gevent
 
     from dynlocust.fleet.merge import FleetMerge
+    from dynlocust.local.embedded import LocalEndpoint
     from dynlocust.plugin.roles import Role
     from dynlocust.run.local_run import LocalRun
     from dynlocust.run.tables import TableManager
@@ -88,7 +89,7 @@ class EnvironmentState:
     scenario: Scenario | None = None
     digest: str = ""
     """SHA-256 of the scenario file: a worker refuses a plan for a different file."""
-    endpoint: Any = None
+    endpoint: LocalEndpoint | None = None
     """The embedded local endpoint this process started, if any."""
     run: RunContext | None = None
     """The current (or last) run."""

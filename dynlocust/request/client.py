@@ -4,7 +4,8 @@ It offers the low-level client's methods with their keyword arguments and respon
 enforces a total deadline with `gevent.Timeout` (socket timeouts alone cannot stop a server that trickles bytes),
 classifies the result with `outcomes.classify`, builds the call's one `RequestRecord` and fires the request event it
 was handed exactly once, with that record in its context. Timing goes one way: a single monotonic start and stop
-around the call.
+around the call. `send`, the scenario path, goes through the transport's `handle_request` (`transport.base`): a
+service error is a reply to classify there, not an exception to build and catch.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 import gevent
 
-from dynlocust.request.outcomes import DeadlineExceeded, Outcome, classify
+from dynlocust.request.outcomes import DeadlineExceeded, Outcome, classify, classify_error
 from dynlocust.request.record import RequestRecord, consumed_capacity, is_write, request_name, request_target
+from dynlocust.request.transport.base import BotocoreClient, Reply, RequestEvent, Transport
 
 if TYPE_CHECKING:
     from dynlocust.run.pacing import Ticket
@@ -48,13 +50,14 @@ class DynamoDBClient:
     `last_record` (and `last_outcome`, its outcome) is a convenience for a user's own tasks, to branch on how the
     last call ended; observers read the record from the request event's context instead.
     `logical_names` maps physical table names to the names request names and metrics show (a scenario run's
-    tables carry the run id; its logical names keep runs comparable).
+    tables carry the run id; its logical names keep runs comparable). A raw client that is a `Transport` itself
+    (`FastDynamoDB`) serves `send` directly; any other is adapted by `BotocoreTransport`.
     """
 
     def __init__(
         self,
-        raw_client: Any,
-        request_event: Any,
+        raw_client: BotocoreClient,
+        request_event: RequestEvent,
         *,
         deadline: float,
         raise_errors: bool = False,
@@ -62,6 +65,7 @@ class DynamoDBClient:
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self._raw = raw_client
+        self._transport = raw_client if isinstance(raw_client, Transport) else _adapted(raw_client)
         self._request_event = request_event
         self.deadline = deadline
         self.raise_errors = raise_errors
@@ -76,6 +80,11 @@ class DynamoDBClient:
     def raw(self) -> Any:
         """The underlying botocore client, for calls that must not be measured (setup, teardown)."""
         return self._raw
+
+    @property
+    def transport(self) -> Transport:
+        """The seam `send` goes through."""
+        return self._transport
 
     @property
     def last_outcome(self) -> Outcome | None:
@@ -103,13 +112,20 @@ class DynamoDBClient:
     def send(
         self, method: str, kwargs: dict[str, Any], *, ticket: Ticket | None = None, label: str | None = None
     ) -> RequestRecord:
-        """Run one measured call of `method` (`put_item`) for a pacer's `ticket`; never raises the call's error."""
-        return self._measure(method, kwargs, ticket=ticket, label=label)[2]
+        """Run one measured call of `method` (`put_item`) for a pacer's `ticket` through the transport's non-raising
+        route; never raises the call's error."""
+        return self._measure(method, kwargs, ticket=ticket, label=label, reply=True)[2]
 
     def _measure(
-        self, method: str, kwargs: dict[str, Any], *, ticket: Ticket | None = None, label: str | None = None
+        self,
+        method: str,
+        kwargs: dict[str, Any],
+        *,
+        ticket: Ticket | None = None,
+        label: str | None = None,
+        reply: bool = False,
     ) -> tuple[Any, BaseException | None, RequestRecord]:
-        function = getattr(self._raw, method)
+        function = self._transport.handle_request if reply else getattr(self._raw, method)
         physical, index = request_target(kwargs)
         names = self.logical_names
         key = (method, physical, index, id(names))
@@ -130,6 +146,7 @@ class DynamoDBClient:
             ticket=ticket,
             label=label,
             kwargs=kwargs,
+            reply=reply,
         )
         self.last_record = record
         return response, error, record
@@ -158,10 +175,16 @@ class Target:
         return (logical(physical) if logical is not None else None) or physical
 
 
+def _adapted(raw_client: BotocoreClient) -> Transport:
+    from dynlocust.request.transport.boto3 import BotocoreTransport  # botocore: imported after Locust
+
+    return BotocoreTransport(raw_client)
+
+
 def measured_call(
-    request_event: Any,
+    request_event: RequestEvent,
     target: Target,
-    function: Callable[[], Any],
+    function: Callable[..., Any],
     *,
     deadline: float,
     context: Mapping[str, Any] | None = None,
@@ -172,6 +195,7 @@ def measured_call(
     ticket: Ticket | None = None,
     label: str | None = None,
     kwargs: Mapping[str, Any] | None = None,
+    reply: bool = False,
 ) -> tuple[Any, BaseException | None, RequestRecord]:
     """Run `function` (with `kwargs`) under a total deadline, build its `RequestRecord`, fire the request event once.
 
@@ -179,16 +203,22 @@ def measured_call(
     and request events mean the same everywhere. The event's context carries the record under `record` (and its
     outcome under `outcome`). `name` overrides the request name (`<operation> <logical table>`). Each call gets
     its own `gevent.Timeout`: a stopped libev timer restarted keeps only what was left of its time, so a reused one
-    would fire after the deadline summed over many calls. Returns the result, the exception it raised (if any) and
-    the record.
+    would fire after the deadline summed over many calls. With `reply`, `function` is a `Transport.handle_request`,
+    called with the operation and `kwargs`: its `Reply` is classified (an error reply's body as a `ClientError`'s
+    response would be) and `outcome_of` is not asked. Returns the result (None for an error reply), the exception
+    raised (if any) and the record.
     """
     result: Any = None
+    answer: Reply | None = None
     error: BaseException | None = None
     timer = gevent.Timeout(deadline)
     start = clock()
     timer.start()
     try:
-        result = function() if kwargs is None else function(**kwargs)
+        if reply:
+            answer = function(target.operation, kwargs)
+        else:
+            result = function() if kwargs is None else function(**kwargs)
     except gevent.Timeout as exc:
         if exc is not timer:
             raise
@@ -199,7 +229,15 @@ def measured_call(
         timer.cancel()
     elapsed = clock() - start
     now = time.time()
-    outcome = outcome_of(result, error)
+    if answer is None:
+        outcome = outcome_of(result, error)
+        body = result if result is not None else getattr(error, "response", None)
+    elif answer.status < 300:
+        result = body = answer.body
+        outcome = classify(body)
+    else:
+        body = answer.body
+        outcome = classify_error(body)
     write = target.write
     # positional: this runs once per request, and keyword arguments cost a dataclass __init__ measurably more
     record = RequestRecord(
@@ -219,7 +257,7 @@ def measured_call(
         request_type=request_type,
         name=target.name if name is None else name,
         response_time=elapsed * 1000.0,
-        response_length=_response_length(result, error),
+        response_length=_response_length(body),
         response=result,
         context={**context, "record": record, "outcome": outcome}
         if context
@@ -231,11 +269,11 @@ def measured_call(
     return result, error, record
 
 
-def _response_length(response: Any, error: BaseException | None) -> int:
-    meta = response if response is not None else getattr(error, "response", None)
-    if not isinstance(meta, (dict, Mapping)):  # dict first: an ABC check costs 5x
+def _response_length(body: Any) -> int:
+    """The content length a response (or an error's parsed body) reports, else 0."""
+    if not isinstance(body, (dict, Mapping)):  # dict first: an ABC check costs 5x
         return 0
-    headers = meta.get("ResponseMetadata", {}).get("HTTPHeaders", {})
+    headers = body.get("ResponseMetadata", {}).get("HTTPHeaders", {})
     try:
         return int(headers.get("content-length", 0))
     except (TypeError, ValueError):

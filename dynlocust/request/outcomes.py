@@ -141,6 +141,32 @@ def classify(response: Mapping[str, Any] | None = None, exception: BaseException
     return _classify_response(response or {})
 
 
+def classify_error(response: Mapping[str, Any]) -> Outcome:
+    """Classify a service error from its parsed body (a transport's error reply, a `ClientError`'s response)."""
+    error = response.get("Error", {})
+    code = error.get("Code") or "Unknown"
+    message = error.get("Message") or error.get("message") or ""
+    status = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+    reasons = _throttling_reasons(response)
+    if code in THROTTLE_CODES:
+        return Outcome(THROTTLED, code, status, message, reasons, cause=_cause(response))
+    if code == "TransactionCanceledException":
+        return _classify_cancellation(response, code, status, message, reasons)
+    if code == "ConditionalCheckFailedException":
+        return Outcome(CONDITION_FAILED, code, status, message)
+    if code in CONFLICT_CODES:
+        return Outcome(TRANSACTION_CONFLICT, code, status, message)
+    if code in AUTH_CODES:
+        return Outcome(AUTH, code, status, message)
+    if code in NOT_FOUND_CODES:
+        return Outcome(NOT_FOUND, code, status, message)
+    if code in VALIDATION_CODES:
+        return Outcome(VALIDATION, code, status, message)
+    if status is not None and status >= 500:
+        return Outcome(SERVER_ERROR, code, status, message)
+    return Outcome(ERROR, code, status, message)
+
+
 _OK_OUTCOMES: dict[tuple[Any, int], Outcome] = {}
 """Successes by (HTTP status, items): an `Outcome` is frozen, so each distinct one is built once and shared."""
 _MAX_OK_OUTCOMES = 1024
@@ -187,7 +213,7 @@ def _classify_exception(exc: BaseException) -> Outcome:
     from botocore import exceptions as bex  # local: keeps `import locust` first for callers
 
     if isinstance(exc, bex.ClientError):
-        return _classify_client_error(exc)
+        return classify_error(exc.response)
     if isinstance(exc, gevent.Timeout | DeadlineExceeded):
         return Outcome(TIMEOUT, DEADLINE, message=str(exc) or "total deadline exceeded")
     if isinstance(exc, bex.ConnectTimeoutError):
@@ -218,32 +244,6 @@ def _connection_code(exc: BaseException) -> str:
     if "closed" in text or "aborted" in text:
         return "ConnectionClosed"
     return "ConnectionError"
-
-
-def _classify_client_error(exc: Any) -> Outcome:
-    response = exc.response
-    error = response.get("Error", {})
-    code = error.get("Code") or "Unknown"
-    message = error.get("Message") or error.get("message") or ""
-    status = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
-    reasons = _throttling_reasons(response)
-    if code in THROTTLE_CODES:
-        return Outcome(THROTTLED, code, status, message, reasons, cause=_cause(response))
-    if code == "TransactionCanceledException":
-        return _classify_cancellation(response, code, status, message, reasons)
-    if code == "ConditionalCheckFailedException":
-        return Outcome(CONDITION_FAILED, code, status, message)
-    if code in CONFLICT_CODES:
-        return Outcome(TRANSACTION_CONFLICT, code, status, message)
-    if code in AUTH_CODES:
-        return Outcome(AUTH, code, status, message)
-    if code in NOT_FOUND_CODES:
-        return Outcome(NOT_FOUND, code, status, message)
-    if code in VALIDATION_CODES:
-        return Outcome(VALIDATION, code, status, message)
-    if status is not None and status >= 500:
-        return Outcome(SERVER_ERROR, code, status, message)
-    return Outcome(ERROR, code, status, message)
 
 
 def _classify_cancellation(

@@ -28,6 +28,7 @@ from dynlocust.plugin import context
 from dynlocust.request.client import Target, measured_call
 from dynlocust.request.outcomes import UNPROCESSED, Outcome, classify
 from dynlocust.request.record import NO_TABLE
+from dynlocust.request.transport.base import RequestEvent
 from dynlocust.request.transport.boto3 import LOCAL_CREDENTIALS, MIN_POOL, is_local_endpoint, retry_free_config
 from dynlocust.user_classes.dynamodb_user import pool_size, shared_boto3_client, shared_client
 
@@ -60,7 +61,7 @@ def _unprocessed(result: Any) -> int:
 class OperationTimer:
     """Runs one mapper operation under a deadline and fires one Locust request event for it."""
 
-    def __init__(self, request_event: Any, deadline: float, *, raise_errors: bool = False) -> None:
+    def __init__(self, request_event: RequestEvent, deadline: float, *, raise_errors: bool = False) -> None:
         self.request_event = request_event
         self.deadline = deadline
         self.raise_errors = raise_errors

@@ -7,7 +7,7 @@ exactly once, whichever entry point is used.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 from locust import constant, task
 from locust.env import Environment
@@ -18,10 +18,18 @@ import gevent
 
 from dynlocust.plugin import context, listeners
 from dynlocust.plugin.settings import Settings
-from dynlocust.user_classes.dynamodb_user import DynamoDBUser
-from dynlocust.user_classes.fast_user import FastDynamoDBUser, shared_fast_client, user_base
+from dynlocust.request.transport.base import BotocoreClient
+from dynlocust.scenario.model import TransportName
+from dynlocust.user_classes.dynamodb_user import DynamoDBUser, shared_boto3_client
+from dynlocust.user_classes.fast_user import shared_fast_client
 
 listeners.register_scenario()
+
+TRANSPORT_FACTORIES: dict[TransportName, Callable[[Environment, str | None, Settings], BotocoreClient]] = {
+    "fast": shared_fast_client,
+    "boto3": shared_boto3_client,
+}
+"""A scenario's `transport:` name -> the process's shared transport client for an endpoint (one pool each)."""
 
 
 class ScenarioUser(DynamoDBUser):
@@ -35,12 +43,10 @@ class ScenarioUser(DynamoDBUser):
         if scenario is not None:
             self.client.deadline = scenario.deadline
 
-    def _raw_client(self, environment: Environment, settings: Settings) -> Any:
+    def _raw_client(self, environment: Environment, settings: Settings) -> BotocoreClient:
         scenario = context.state_for(environment).scenario
-        # `user_base` is the one place a transport name picks its user class (and so its client)
-        if scenario is not None and user_base(scenario.transport) is FastDynamoDBUser:
-            return shared_fast_client(environment, self.host or None, settings)
-        return super()._raw_client(environment, settings)
+        factory = TRANSPORT_FACTORIES[scenario.transport] if scenario is not None else shared_boto3_client
+        return factory(environment, self.host or None, settings)
 
     @task
     def send(self) -> None:

@@ -7,8 +7,9 @@ that answers nginx's canned bytes, `DynamoDBClient` (deadline, outcome, record, 
 statistics) and the window tally. Each tree runs twice, `--small` and `--small + --requests` requests; the
 difference over `--requests` is the instructions per request (start-up cancels out).
 
-Run: ``python tests/benchmarks/bench_hot_path.py [TREE ...] [--requests 2000]`` (each TREE a checkout's root, put
-first on PYTHONPATH; default: this checkout). Needs valgrind. ``--child N`` runs the path N times (what valgrind runs).
+Run: ``python tests/benchmarks/bench_hot_path.py [TREE ...] [--requests 2000] [--answer ok|throttled]`` (each TREE a
+checkout's root, put first on PYTHONPATH; default: this checkout; `throttled`: every request is answered a
+throttle). Needs valgrind. ``--child N`` runs the path N times (what valgrind runs).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import socket
 import subprocess
 import sys
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -30,14 +32,27 @@ ANSWER = (
     b"x-amz-crc32: 2745614147\r\nx-amzn-RequestId: canned\r\n\r\n{}"
 )
 """What tests/support/canned_server.py's nginx answers a PutItem."""
+THROTTLE_BODY = (
+    b'{"__type":"com.amazonaws.dynamodb.v20120810#ThrottlingException","message":"Throughput exceeds the current '
+    b'capacity of your table or index.","throttlingReasons":[{"reason":"TableWriteKeyRangeThroughputExceeded",'
+    b'"resource":"arn:aws:dynamodb:us-east-1:000000000000:table/bench"}]}'
+)
+THROTTLE = (
+    b"HTTP/1.1 400 Bad Request\r\nServer: nginx/1.22.1\r\nDate: Sun, 06 Dec 2026 03:00:00 GMT\r\n"
+    b"Content-Type: application/x-amz-json-1.0\r\nContent-Length: %d\r\nConnection: keep-alive\r\n"
+    b"x-amz-crc32: %d\r\nx-amzn-RequestId: canned\r\n\r\n%s"
+) % (len(THROTTLE_BODY), zlib.crc32(THROTTLE_BODY), THROTTLE_BODY)
+"""A throttle as the service sends it (dynamodb-facts.md: HTTP 400, `throttlingReasons` in lower case)."""
+ANSWERS = {"ok": ANSWER, "throttled": THROTTLE}
 ITEM = {"pk": {"S": "0" * 32}, "n": {"N": "1"}, "pad": {"S": "x" * 990}}
 
 
 class FakeSocket:
     """Takes any request whole and answers `ANSWER`; its fd is a real idle socket, for the pool's select()."""
 
-    def __init__(self) -> None:
+    def __init__(self, answer: bytes = ANSWER) -> None:
         self._idle, self._peer = socket.socketpair()
+        self._answer = answer
 
     def fileno(self) -> int:
         return self._idle.fileno()
@@ -46,13 +61,13 @@ class FakeSocket:
         return len(data)
 
     def recv(self, _size: int) -> bytes:
-        return ANSWER
+        return self._answer
 
     def close(self) -> None:
         pass
 
 
-def child(requests: int) -> None:
+def child(requests: int, answer: str = "ok") -> None:
     import locust  # noqa: F401 - before botocore
     from locust.event import EventHook
     from locust.stats import RequestStats
@@ -66,7 +81,7 @@ def child(requests: int) -> None:
         "http://127.0.0.1:9", region="us-east-1", connect_timeout=1.0, read_timeout=1.0, pool_size=1,
         credentials=("local", "local"),
     )  # fmt: skip
-    raw._pool._idle.append(fast._Connection(FakeSocket()))
+    raw._pool._idle.append(fast._Connection(FakeSocket(ANSWERS[answer])))
     stats = RequestStats()
     hook = EventHook()
 
@@ -82,14 +97,15 @@ def child(requests: int) -> None:
     for i in range(requests):
         record = client.send("put_item", kwargs, ticket=Ticket(i, 0, now), label="put bench")
         window.add(record)
-    assert record is not None and record.outcome.ok, record
+    assert record is not None and record.outcome.kind == answer, record
     assert window.total().operation("put bench").sent == requests
 
 
-def instructions(tree: str, requests: int) -> int:
+def instructions(tree: str, requests: int, answer: str = "ok") -> int:
     argv = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, __file__]
     env = {**os.environ, "PYTHONPATH": tree}
-    out = subprocess.run([*argv, "--child", str(requests)], capture_output=True, text=True, env=env, check=True)
+    argv += ["--child", str(requests), "--answer", answer]
+    out = subprocess.run(argv, capture_output=True, text=True, env=env, check=True)
     found = re.search(r"Collected : (\d+)", out.stderr)
     if found is None:
         raise RuntimeError(f"callgrind printed no count for {tree}:\n{out.stderr[-2000:]}")
@@ -101,15 +117,16 @@ def main() -> None:
     parser.add_argument("trees", nargs="*", default=[str(ROOT)])
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--small", type=int, default=200)
+    parser.add_argument("--answer", choices=sorted(ANSWERS), default="ok", help="what every request is answered")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
-        child(args.child)
+        child(args.child, args.answer)
         return
     first = None
     for tree in args.trees:
-        small = instructions(tree, args.small)
-        large = instructions(tree, args.small + args.requests)
+        small = instructions(tree, args.small, args.answer)
+        large = instructions(tree, args.small + args.requests, args.answer)
         per = (large - small) / args.requests
         first = first or per
         print(f"{tree}: {per:,.0f} instructions per request ({per / first:.3f}x the first)")

@@ -16,10 +16,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from botocore.config import Config
+from botocore.exceptions import ClientError
 from botocore.session import Session as BotocoreSession
 from urllib3.connectionpool import HTTPConnectionPool
 
 from dynlocust.errors import ConfigurationError
+from dynlocust.request.transport.base import BotocoreClient, Reply
 from dynlocust.request.transport.pool_wait import PoolWaitCounter
 
 NO_RETRIES: dict[str, Any] = {"mode": "standard", "total_max_attempts": 1}
@@ -161,6 +163,31 @@ def make_client(
     client = session.create_client(service, **kwargs)
     client.pool_waits = count_pool_waits(client)
     return client
+
+
+UNKNOWN_ERROR_STATUS = 400
+"""The status of an error reply whose response names none: an error all the same."""
+
+
+class BotocoreTransport:
+    """A botocore-shaped client as a `Transport`: a modeled error it raises becomes a `Reply` again.
+
+    botocore has no call that answers an error without raising it; what never became an answer still raises.
+    """
+
+    __slots__ = ("_client", "_methods")
+
+    def __init__(self, client: BotocoreClient) -> None:
+        self._client = client
+        self._methods = {operation: method for method, operation in client.meta.method_to_api_mapping.items()}
+
+    def handle_request(self, operation: str, params: dict[str, Any]) -> Reply:
+        try:
+            body: dict[str, Any] = getattr(self._client, self._methods[operation])(**params)
+        except ClientError as exc:
+            error: dict[str, Any] = exc.response
+            return Reply(error.get("ResponseMetadata", {}).get("HTTPStatusCode") or UNKNOWN_ERROR_STATUS, error)
+        return Reply(body.get("ResponseMetadata", {}).get("HTTPStatusCode", 200), body)
 
 
 class PoolWaitsUnavailable(RuntimeWarning):

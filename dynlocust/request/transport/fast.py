@@ -8,6 +8,8 @@ Contract (tested against botocore): the data-plane methods take the low-level cl
 the dicts botocore returns, `ResponseMetadata` included; errors raise botocore's own modeled exceptions built from
 the same parsed error body; socket failures raise the botocore exceptions botocore raises for them. So
 `dynlocust.request.client.DynamoDBClient` wraps a `FastDynamoDB` unchanged and `outcomes.classify` needs no new rules.
+It is also a `Transport` (`transport.base`): `handle_request` answers an error as its status and that same parsed
+body, without building the exception (a scenario run's throttles).
 Exactly one HTTP request per call: no retries, not even on a stale keep-alive connection (dropped idle connections
 are detected before reuse, as urllib3 does). The response CRC32 (`x-amz-crc32`) is checked on every response and a
 mismatch raises botocore's `ChecksumError` (boto3 with retries off accepts the response silently).
@@ -24,7 +26,7 @@ import socket as _stdlib_socket
 import time
 import zlib
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import gevent.socket
@@ -34,8 +36,12 @@ from gevent.monkey import get_original
 
 from dynlocust.dynamodb import JSON_CONTENT_TYPE
 from dynlocust.errors import ConfigurationError
+from dynlocust.request.transport.base import Reply
 from dynlocust.request.transport.pool_wait import PoolWaitCounter
 from dynlocust.request.transport.sigv4 import CredentialSource, SigV4Signer, host_header
+
+if TYPE_CHECKING:
+    from dynlocust.request.transport.boto3 import BotocoreTransport
 
 DATA_PLANE = (
     "PutItem",
@@ -381,6 +387,7 @@ class FastDynamoDB:
         )
         self._botocore_factory = botocore_factory
         self._botocore: Any = None
+        self._control_plane: BotocoreTransport | None = None
         mapping: dict[str, str] = {}
         from botocore import xform_name
 
@@ -429,16 +436,41 @@ class FastDynamoDB:
             self._botocore.close()
 
     def _method(self, op: _Operation) -> Callable[..., dict[str, Any]]:
-        call = self._call
+        send, parse, error = self._send, self._parse, self._error
 
         def method(**kwargs: Any) -> dict[str, Any]:
-            return call(op, kwargs)
+            response = send(op, kwargs)
+            if response.status >= 300:
+                raise error(op, response)
+            return parse(op, response)
 
         method.__name__ = op.name
         method.__doc__ = f"DynamoDB {op.name} over the fast transport (botocore's arguments and response)."
         return method
 
-    def _call(self, op: _Operation, kwargs: dict[str, Any]) -> dict[str, Any]:
+    def handle_request(self, operation: str, params: dict[str, Any]) -> Reply:
+        """`Transport`'s one method: a service error comes back as its status and parsed body, not as an exception.
+
+        Operations outside the data plane go to the botocore client, through `BotocoreTransport`."""
+        op = self._operations.get(operation)
+        if op is None:
+            return self.control_plane.handle_request(operation, params)
+        response = self._send(op, params)
+        if response.status >= 300:
+            return Reply(response.status, self._error_body(op, response))
+        return Reply(response.status, self._parse(op, response))
+
+    @property
+    def control_plane(self) -> BotocoreTransport:
+        """The botocore client as a `Transport` (built on first use)."""
+        if self._control_plane is None:
+            from dynlocust.request.transport.boto3 import BotocoreTransport
+
+            self._control_plane = BotocoreTransport(self.botocore)
+        return self._control_plane
+
+    def _send(self, op: _Operation, kwargs: dict[str, Any]) -> HTTPResponse:
+        """Validate, sign and send one call; the response's CRC32 is checked, its status is not."""
         keys = kwargs.keys()
         if not (keys <= op.allowed and op.required <= keys):
             _raise_param_error(op, keys)
@@ -446,19 +478,19 @@ class FastDynamoDB:
         signed = self._signer.header_lines(op.target, body)
         head = f"{op.head}{signed}Content-Length: {len(body)}\r\n\r\n"
         response = self._pool.request(head.encode("latin-1") + body)
-        return self._parse(op, response)
-
-    def _parse(self, op: _Operation, response: HTTPResponse) -> dict[str, Any]:
-        headers = response.headers
-        body = response.body
-        expected = headers.get("x-amz-crc32")
-        if expected is not None and _crc32(body) != int(expected):
+        expected = response.headers.get("x-amz-crc32")
+        if expected is not None and _crc32(response.body) != int(expected):
             from botocore.exceptions import ChecksumError
 
-            raise ChecksumError(checksum_type="crc32", expected_checksum=expected, actual_checksum=_crc32(body))
+            actual = _crc32(response.body)
+            raise ChecksumError(checksum_type="crc32", expected_checksum=expected, actual_checksum=actual)
+        return response
+
+    def _parse(self, op: _Operation, response: HTTPResponse) -> dict[str, Any]:
+        """The response dict botocore returns for a success."""
+        headers = response.headers
+        body = response.body
         status = response.status
-        if status >= 300:
-            raise self._error(op, response)
         if op.blobs and b'"B' in body:
             parsed: dict[str, Any] = self._parser.parse(self._response_dict(op, response), op.model.output_shape)
             parsed["ResponseMetadata"].update(MaxAttemptsReached=True, RetryAttempts=0)
@@ -485,18 +517,23 @@ class FastDynamoDB:
             "context": {"operation_name": op.name},
         }
 
-    def _error(self, op: _Operation, response: HTTPResponse) -> Exception:
-        """Botocore's parse of an error, modeled fields included, as botocore's own exception class."""
+    def _error_body(self, op: _Operation, response: HTTPResponse) -> dict[str, Any]:
+        """Botocore's parse of an error, modeled fields included: what its `ClientError.response` holds."""
         response_dict = self._response_dict(op, response)
         parser = self._parser
-        parsed = parser.parse(response_dict, op.model.output_shape)
+        parsed: dict[str, Any] = parser.parse(response_dict, op.model.output_shape)
         code = parsed.get("Error", {}).get("Code")
         if code:
             error_shape = self._service_model.shape_for_error_code(code)
             if error_shape is not None:
                 parsed.update(parser.parse(response_dict, error_shape))
         parsed.setdefault("ResponseMetadata", {}).update(MaxAttemptsReached=True, RetryAttempts=0)
-        error: Exception = self.exceptions.from_code(code)(parsed, op.name)
+        return parsed
+
+    def _error(self, op: _Operation, response: HTTPResponse) -> Exception:
+        """The error as botocore's own exception class, for the botocore-shaped methods."""
+        parsed = self._error_body(op, response)
+        error: Exception = self.exceptions.from_code(parsed.get("Error", {}).get("Code"))(parsed, op.name)
         return error
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 
 class PoolWaitCounter:
     """A counter a transport bumps each time a request found every pooled connection busy."""
@@ -17,7 +15,7 @@ class PoolWaitCounter:
         self.value += n
 
 
-def pool_counter(transport: Any) -> PoolWaitCounter | None:
+def pool_counter(transport: object) -> PoolWaitCounter | None:
     """The pool-wait counter of a transport client (both transports expose `pool_waits`), or None."""
     counter = getattr(transport, "pool_waits", None)
     return counter if isinstance(counter, PoolWaitCounter) else None
