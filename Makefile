@@ -56,8 +56,9 @@ lint: $(STAMP)
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
+# --durations=30: CI's log names the slowest tests, so a run that creeps towards CI's 90 minutes says where.
 test: lint docs
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest --durations=30 $(PYTEST_ARGS)
 
 # Lint and every test not marked `slow` (real processes running tens of seconds), for each change: about 14 minutes
 # on 2 cores shared with other test runs (load average 6: unit tests 4.5, integration about 8.5).
