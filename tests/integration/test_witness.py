@@ -13,6 +13,7 @@ import re
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import boto3
@@ -56,19 +57,53 @@ def wait_for_the_minute_after(results: Path) -> None:
         time.sleep(0.5)
 
 
-@pytest.mark.slow
-def test_the_quickstart_agrees_with_the_endpoints_cloudwatch_minute_by_minute(tmp_path: Path) -> None:
-    endpoint = ServerProcess("dynlocust.local", "--port", "0", "--scenario", str(resolve("quickstart")))
+@dataclass
+class Quickstarts:
+    """Two quickstart runs played at once: one against a `dynlocust local` process that outlives it, then read by
+    `dynlocust witness`; one on the embedded endpoint with `--witness`. Each took a minute plus the wait for its
+    last CloudWatch minute to settle; side by side the two waits overlap (214 s one after the other)."""
+
+    remote_output: str
+    remote_results: Path
+    witness_code: int
+    witness_text: str
+    embedded_code: int
+    embedded_output: str
+    embedded_run_dir: Path
+
+
+@pytest.fixture(scope="module")
+def quickstarts(tmp_path_factory: pytest.TempPathFactory) -> Quickstarts:
+    remote_dir, embedded_dir = tmp_path_factory.mktemp("remote"), tmp_path_factory.mktemp("embedded")
+    embedded: list[tuple[int, str]] = []
+    argv = [sys.executable, "-m", "dynlocust.cli", "run", "quickstart", "--results-dir", "results", "--witness"]
+    thread = threading.Thread(
+        target=lambda: embedded.append(run_bounded([*argv, "--run-id", "witness-embedded"], embedded_dir, ENV, 300))
+    )
+    thread.start()
     try:
-        scenario = remote_copy("quickstart", endpoint.url, tmp_path)
-        argv = [sys.executable, "-m", "dynlocust.cli", "run", str(scenario), "--results-dir", "results"]
-        code, output = run_bounded([*argv, "--run-id", "witness-quick"], tmp_path, ENV, 240)
-        results = tmp_path / "results" / "witness-quick" / "results.jsonl"
-        assert results.exists(), output[-3000:]
-        wait_for_the_minute_after(results)
-        code, text = witness(results, endpoint.url)
+        endpoint = ServerProcess("dynlocust.local", "--port", "0", "--scenario", str(resolve("quickstart")))
+        try:
+            scenario = remote_copy("quickstart", endpoint.url, remote_dir)
+            argv = [sys.executable, "-m", "dynlocust.cli", "run", str(scenario), "--results-dir", "results"]
+            _code, output = run_bounded([*argv, "--run-id", "witness-quick"], remote_dir, ENV, 240)
+            results = remote_dir / "results" / "witness-quick" / "results.jsonl"
+            code, text = -1, "no results: not witnessed"
+            if results.exists():
+                wait_for_the_minute_after(results)
+                code, text = witness(results, endpoint.url)
+        finally:
+            endpoint.stop()
     finally:
-        endpoint.stop()
+        thread.join(330)
+    assert embedded, "the embedded run did not end"
+    return Quickstarts(output, results, code, text, *embedded[0], embedded_dir / "results" / "witness-embedded")
+
+
+@pytest.mark.slow
+def test_the_quickstart_agrees_with_the_endpoints_cloudwatch_minute_by_minute(quickstarts: Quickstarts) -> None:
+    assert quickstarts.remote_results.exists(), quickstarts.remote_output[-3000:]
+    code, text = quickstarts.witness_code, quickstarts.witness_text
     assert code == 0, text
     assert "the client and CloudWatch agree within the tolerance" in text
     rows = [line for line in text.splitlines() if re.match(r"\d\d:\d\d  ", line)]
@@ -125,13 +160,12 @@ def test_writes_sent_around_the_client_are_reported_as_a_disagreement(tmp_path: 
 
 
 @pytest.mark.slow
-def test_witness_at_the_end_of_an_embedded_quickstart_run_goes_into_its_report(tmp_path: Path) -> None:
+def test_witness_at_the_end_of_an_embedded_quickstart_run_goes_into_its_report(quickstarts: Quickstarts) -> None:
     """`--witness`: the embedded endpoint answers CloudWatch until the witness has read it, then stops."""
-    argv = [sys.executable, "-m", "dynlocust.cli", "run", "quickstart", "--results-dir", "results", "--witness"]
-    code, output = run_bounded([*argv, "--run-id", "witness-embedded"], tmp_path, ENV, 300)
+    code, output = quickstarts.embedded_code, quickstarts.embedded_output
     assert "the client and CloudWatch agree within the tolerance" in output, output[-5000:]
     assert re.search(r"^total +windows in all +[\d,.-]+ \| [\d,.]+", output, re.M), output[-5000:]
-    run_dir = tmp_path / "results" / "witness-embedded"
+    run_dir = quickstarts.embedded_run_dir
     assert (run_dir / "witness.json").exists()
     page = (run_dir / "report" / "report.html").read_text()
     assert "<h2>CloudWatch witness</h2>" in page and 'id="witness-agree"' in page
