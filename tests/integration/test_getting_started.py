@@ -18,6 +18,8 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -97,14 +99,10 @@ def install_blocks() -> list[list[str]]:
     return [commands(block) for block in re.findall(r"^```\n(.*?)^```", section, re.S | re.M)]
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(1200)
-def test_getting_started_followed_command_by_command_from_an_empty_directory(installed: Installed) -> None:
+def follow_the_install_block(installed: Installed) -> tuple[Path, list[str], subprocess.CompletedProcess[str]]:
     """The page's install block as written, line by line in one shell (its `. .venv/bin/activate` carries on), in
     an empty directory of a machine that has the wheel only: nothing of the checkout on the path."""
-    build, steps = install_blocks()
-    assert build == ["make dist"]  # the fixture built the wheel with it
-    assert steps[:3] == ["python3 -m venv .venv", '.venv/bin/pip install "$WHEEL[report]"', ". .venv/bin/activate"]
+    _build, steps = install_blocks()
     (wheel,) = installed.work.glob("dynlocust-*.whl")
     here = installed.empty_dir("getting-started")
     script = "".join(f'{step}\necho "step $? {i}" >&2\n' for i, step in enumerate(steps))
@@ -112,6 +110,39 @@ def test_getting_started_followed_command_by_command_from_an_empty_directory(ins
     env = installed.env | {"PATH": path}
     env["WHEEL"] = str(wheel)
     proc = subprocess.run(["bash", "-c", script], cwd=here, env=env, capture_output=True, text=True, timeout=1100)
+    return here, steps, proc
+
+
+def run_the_quickstart_by_name(installed: Installed) -> tuple[Path, str, subprocess.CompletedProcess[str]]:
+    here = installed.empty_dir("first-run")
+    where = installed.run("python", "-c", "import dynlocust; print(dynlocust.__file__)", cwd=here, timeout=60)
+    return here, where.stdout, installed.run("dynlocust", "run", "quickstart", cwd=here, timeout=300)
+
+
+@dataclass
+class FirstRuns:
+    """The two first runs of the quickstart from the wheel, played at once (each about a minute on the embedded
+    endpoint; 151 s one after the other): the page's install block, and the bare wheel without its report extra."""
+
+    getting_started: tuple[Path, list[str], subprocess.CompletedProcess[str]]
+    by_name: tuple[Path, str, subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture(scope="module")
+def first_runs(installed: Installed) -> FirstRuns:
+    with ThreadPoolExecutor(2) as pool:
+        getting_started = pool.submit(follow_the_install_block, installed)
+        by_name = pool.submit(run_the_quickstart_by_name, installed)
+        return FirstRuns(getting_started.result(), by_name.result())
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1200)
+def test_getting_started_followed_command_by_command_from_an_empty_directory(first_runs: FirstRuns) -> None:
+    build, _steps = install_blocks()
+    assert build == ["make dist"]  # the fixture built the wheel with it
+    here, steps, proc = first_runs.getting_started
+    assert steps[:3] == ["python3 -m venv .venv", '.venv/bin/pip install "$WHEEL[report]"', ". .venv/bin/activate"]
     codes = [int(code) for code, _ in re.findall(r"^step (\d+) (\d+)$", proc.stderr, re.M)]
     assert len(codes) == len(steps), proc.stderr[-3000:]
     for step, code in zip(steps, codes, strict=True):
@@ -166,12 +197,12 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
 
 @pytest.mark.slow
 @pytest.mark.timeout(900)
-def test_the_wheel_runs_the_quickstart_by_name_from_an_empty_directory(installed: Installed) -> None:
-    here = installed.empty_dir("first-run")
-    where = installed.run("python", "-c", "import dynlocust; print(dynlocust.__file__)", cwd=here, timeout=60)
-    assert where.stdout.startswith(str(installed.work / "venv")), where.stdout  # the wheel, not the checkout
+def test_the_wheel_runs_the_quickstart_by_name_from_an_empty_directory(
+    installed: Installed, first_runs: FirstRuns
+) -> None:
+    here, where, proc = first_runs.by_name
+    assert where.startswith(str(installed.work / "venv")), where  # the wheel, not the checkout
 
-    proc = installed.run("dynlocust", "run", "quickstart", cwd=here, timeout=300)
     # 3: the quickstart's p99 SLO can fail on a loaded machine; either way the run completed and said so
     assert proc.returncode in (ExitCode.PASSED, ExitCode.SLO_FAILED), proc.stderr[-3000:]
     assert "| window | target/s |" in proc.stdout
