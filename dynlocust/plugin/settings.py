@@ -344,7 +344,9 @@ def from_options(options: Namespace | None) -> Settings:
         witness=_flag(get("witness", False)),
         thresholds=_thresholds(get),
         scaling=scaling_from(get),
-        results_table=ResultsTable(str(get("results_table") or ""), region, str(get("results_endpoint") or "")),
+        results_table=ResultsTable(
+            str(get("results_table") or ""), _results_table_region(region), str(get("results_endpoint") or "")
+        ),
     )
 
 
@@ -433,3 +435,12 @@ def _non_negative_int(option: str, raw: Any) -> int:
     if value < 0:
         raise ConfigurationError(f"{option}: expected a whole number >= 0, found {raw!r}")
     return value
+
+
+def _results_table_region(region: str) -> str:
+    """The results table's region: the run's, when set (`--region` other than the default, or DYNLOCUST_REGION), else
+    the AWS CLI's own variables, as the table's region was read before it became a setting (ECS sets
+    DYNLOCUST_REGION)."""
+    if region != DEFAULT_REGION or "DYNLOCUST_REGION" in os.environ:
+        return region
+    return os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or DEFAULT_REGION

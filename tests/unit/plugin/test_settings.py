@@ -131,7 +131,13 @@ def test_the_results_table_is_a_setting_of_its_options_or_their_environment_vari
     from dynlocust.fleet.results_table import ResultsTable
 
     parser = get_parser(default_config_files=[])
+    for name in ("DYNLOCUST_REGION", "AWS_REGION", "AWS_DEFAULT_REGION"):
+        monkeypatch.delenv(name, raising=False)
     assert from_options(parser.parse_args(["-f", "x.py"])).results_table == ResultsTable(region="us-east-1")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "ap-south-1")  # read as before the table was a setting
+    assert from_options(parser.parse_args(["-f", "x.py"])).results_table.region == "ap-south-1"
+    monkeypatch.setenv("AWS_REGION", "sa-east-1")
+    assert from_options(parser.parse_args(["-f", "x.py"])).results_table.region == "sa-east-1"
     monkeypatch.setenv("DYNLOCUST_RESULTS_TABLE", "dynlocust-results-r1")  # as the ECS task definition sets it
     monkeypatch.setenv("DYNLOCUST_REGION", "eu-west-1")
     monkeypatch.setenv("DYNLOCUST_RESULTS_ENDPOINT", "http://127.0.0.1:8000")
