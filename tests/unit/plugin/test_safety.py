@@ -229,10 +229,11 @@ def test_guard_worker_stops_the_run_and_quits_once_the_master_is_silent() -> Non
     runner = SimpleNamespace(last_heartbeat_timestamp=time.time(), quit=lambda: quits.append(True))
     run = make_run()
     run.start()
-    guard = safety.guard_worker(SimpleNamespace(runner=runner), runner, lambda: run, timeout=0.3)  # type: ignore[arg-type]
+    # 3 s: under stress-ng a 0.1 s sleep returned after more than 0.3 s, and the guard had already fired
+    guard = safety.guard_worker(SimpleNamespace(runner=runner), runner, lambda: run, timeout=3.0)  # type: ignore[arg-type]
     gevent.sleep(0.1)
     assert not quits  # heartbeats are recent
-    runner.last_heartbeat_timestamp = time.time() - 1.0
+    runner.last_heartbeat_timestamp = time.time() - 10.0
     guard.join(10)
     assert quits == [True]
     assert run.abort_reason is not None and run.abort_reason.startswith("master lost")
