@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -35,6 +34,7 @@ from dynlocust.scenario.plan import half_up
 from tests.integration.test_report_browser import browser  # noqa: F401 - the Chromium fixture
 from tests.integration.test_webui_live import PANEL
 from tests.support import webui
+from tests.support.fleet import start_fleet, stop_all
 from tests.support.runs import ROOT, RunResult, run_dynlocust
 from tests.support.scenarios import scenario_yaml
 
@@ -160,29 +160,11 @@ def test_a_master_and_two_workers_find_the_same_ceiling(endpoint: LocalEndpoint,
     """The master's search decides each probe from the merged window and hands each worker half of it."""
     scenario = tmp_path / "fleet-search.yaml"
     scenario.write_text(FLEET_SEARCH.replace("from: 50, factor: 1.5", NEAR_THE_CEILING))
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    common = [sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--scenario", str(scenario)]
-    master = subprocess.Popen(
-        [*common, "--master", "--master-bind-host", "127.0.0.1", "--master-bind-port", str(port), "--headless",
-         "--expect-workers", "2", "-u", "10", "-r", "10", "--host", endpoint.url, "--results-dir", str(tmp_path),
-         "--run-id", "fleet", "--metrics-port", "0", "--only-summary"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
-    worker_argv = [*common, "--worker", "--master-host", "127.0.0.1", "--master-port", str(port)]
-    worker_argv += ["--metrics-port", "0", "--results-dir", str(tmp_path)]
-    quiet = subprocess.DEVNULL
-    workers = [subprocess.Popen(worker_argv, cwd=ROOT, env=env, stdout=quiet, stderr=quiet) for _ in range(2)]
+    master, workers = start_fleet(scenario, endpoint.url, tmp_path, "fleet")
     try:
         out, _ = master.communicate(timeout=600)
     finally:
-        procs: list[subprocess.Popen[Any]] = [master, *workers]
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait(10)
+        stop_all([master, *workers])
     records = read_results(tmp_path / "fleet" / "results.jsonl")
     (record,) = [r for r in records if r["type"] == "ceiling"]
     assert master.returncode == ExitCode.PASSED, out[-4000:]
