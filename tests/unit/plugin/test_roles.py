@@ -22,6 +22,7 @@ from dynlocust.local.embedded import LocalEndpoint
 from dynlocust.plugin import listeners, roles
 from dynlocust.plugin.context import current_share, state_for
 from dynlocust.request.transport.boto3 import make_client
+from dynlocust.run.gcpause import freeze_survivors
 from dynlocust.user_classes.scenario_user import ScenarioUser
 from tests.support.scenarios import put_scenario, write_scenario
 from tests.support.webui import free_port
@@ -75,6 +76,7 @@ def test_a_standalone_process_sets_up_plays_and_ends_its_run(tmp_path: Path, end
         role.prepare()
         assert state.scenario is not None and state.endpoint is None  # --host given: no embedded endpoint
         assert state.run is not None and state.run.run_id == "alone" and not state.run.begun
+        freeze_survivors()  # what the run's start collects, collected before t0 (seconds on a test session's heap)
         role.begin()
         run = state.run
         assert run.stage == "running" and run.workers == ("local",)

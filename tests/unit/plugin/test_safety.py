@@ -226,9 +226,9 @@ def test_master_silent(last: float | None, now: float, expected: float | None) -
 
 def test_guard_worker_stops_the_run_and_quits_once_the_master_is_silent() -> None:
     quits: list[bool] = []
-    runner = SimpleNamespace(last_heartbeat_timestamp=time.time(), quit=lambda: quits.append(True))
     run = make_run()
-    run.start()
+    run.start()  # its collection of a test session's heap took 4 s under stress-ng: the heartbeat comes after it
+    runner = SimpleNamespace(last_heartbeat_timestamp=time.time(), quit=lambda: quits.append(True))
     # 3 s: under stress-ng a 0.1 s sleep returned after more than 0.3 s, and the guard had already fired
     guard = safety.guard_worker(SimpleNamespace(runner=runner), runner, lambda: run, timeout=3.0)  # type: ignore[arg-type]
     gevent.sleep(0.1)
