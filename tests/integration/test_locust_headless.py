@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from dynlocust.exit_codes import ExitCode
 from tests.conftest import FaultServer
 from tests.support.scenarios import put_scenario, write_scenario
 
@@ -110,5 +111,7 @@ def test_headless_takes_the_scenarios_concurrency_unless_u_is_given(
         env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         timeout=120,
     )  # fmt: skip
-    assert result.returncode == 0, result.stdout[-3000:]
+    # 8: a starved process (under stress-ng, 93% of the window waiting for a CPU) drops its late sends, and says so
+    assert result.returncode in (ExitCode.PASSED, ExitCode.INCONCLUSIVE), result.stdout[-3000:]
+    assert result.returncode == ExitCode.PASSED or "client-bound" in result.stdout.rpartition("conclusion: ")[2]
     assert f'All users spawned: {{"ScenarioUser": {spawned}}} ({spawned} total users)' in result.stdout

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,3 +67,14 @@ def without_exit_line(stderr: str, code: int = 2) -> str:
     head, _, last = stderr.rstrip("\n").rpartition("\n")
     assert last == exit_line(code), stderr
     return head + "\n" if head else ""
+
+
+def start_up_seconds() -> float:
+    """Wall seconds a fresh interpreter takes to import what a run imports (Locust, botocore, dynlocust's plugin):
+    the baseline, taken in the same test, that an 'it ended on time' bound scales with on a busy machine."""
+    started = time.monotonic()
+    subprocess.run(
+        [sys.executable, "-c", "import locust, botocore.session, dynlocust.plugin.listeners"],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True, timeout=300,
+    )  # fmt: skip
+    return time.monotonic() - started
