@@ -226,7 +226,7 @@ def test_master_silent(last: float | None, now: float, expected: float | None) -
 
 def test_guard_worker_stops_the_run_and_quits_once_the_master_is_silent() -> None:
     quits: list[bool] = []
-    run = make_run()
+    run = make_run(text=HANGING)  # still open when the guard fires: a 1 s window had ended first under stress-ng
     run.start()  # its collection of a test session's heap took 4 s under stress-ng: the heartbeat comes after it
     runner = SimpleNamespace(last_heartbeat_timestamp=time.time(), quit=lambda: quits.append(True))
     # 3 s: under stress-ng a 0.1 s sleep returned after more than 0.3 s, and the guard had already fired

@@ -78,7 +78,7 @@ def test_offered_rate_within_one_percent_in_every_second() -> None:
     for _attempt in range(3):
         t0 = time.time() + 0.2
         pacer = Pacer([Segment(0, t0, 3.0, 500.0)])
-        got = run_users(pacer, n_users=20, work=0.002, timeout=6)
+        got = run_users(pacer, n_users=20, work=0.002, timeout=30)  # returns at the end: a starved process is slow
         counts = pacer.window_counts(0)
         assert counts.scheduled == 1500 and counts.settled
         seqs = sorted(t.seq for t, _ in got)
