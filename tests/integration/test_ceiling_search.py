@@ -80,7 +80,7 @@ def test_a_write_and_a_read_search_bracket_the_models_ceilings(tmp_path: Path) -
     runs = [read_run]
     deadline = time.monotonic() + 420
     try:
-        read_run.set_up(timeout=120)
+        read_run.wait_set_up(timeout=120)
         runs.append(start_dynlocust("find-write-ceiling", tmp_path / "write", *SHRINK))
         read, write = (run.result(max(deadline - time.monotonic(), 1)) for run in runs)
     finally:

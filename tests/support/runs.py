@@ -47,7 +47,7 @@ class StartedRun:
     stdout: IO[str]
     stderr: IO[str]
 
-    def set_up(self, timeout: float) -> None:
+    def wait_set_up(self, timeout: float) -> None:
         """Wait up to `timeout` s until the run has written its run record (its tables created and seeded, its
         windows about to begin) or has ended."""
         deadline = time.monotonic() + timeout
