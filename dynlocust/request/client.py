@@ -211,9 +211,9 @@ def measured_call(
     outcome under `outcome`). `name` overrides the request name (`<operation> <logical table>`). Each call gets
     its own libev timer (a stopped one restarted keeps only what was left of its time), started as `gevent.Timeout`
     starts one but without its object: 1.4 against 0.4 us per call by timeit, paid on every request. With `reply`,
-    `function` is a `Transport.handle_request`, called with the operation and `kwargs`: its `Reply` is classified
-    (an error reply's body as a `ClientError`'s response would be) and `outcome_of` is not asked. Returns the
-    result (None for an error reply), the exception raised (if any) and the record.
+    `function` is a `Transport.handle_request`, called with the operation, `kwargs` and the deadline: its `Reply`
+    is classified (an error reply's body as a `ClientError`'s response would be) and `outcome_of` is not asked.
+    Returns the result (None for an error reply), the exception raised (if any) and the record.
     """
     result: Any = None
     answer: Reply | None = None
@@ -223,7 +223,7 @@ def measured_call(
     timer.start(getcurrent().throw, _DeadlineFired, timer, update=True)
     try:
         if reply:
-            answer = function(target.operation, kwargs)
+            answer = function(target.operation, kwargs, deadline)
         else:
             result = function() if kwargs is None else function(**kwargs)
     except _DeadlineFired as exc:
