@@ -57,9 +57,16 @@ class FakeSocket:
     def __init__(self, answer: bytes = ANSWER) -> None:
         self._idle, self._peer = socket.socketpair()
         self._answer = answer
+        self._timeout: float | None = None
 
     def fileno(self) -> int:
         return self._idle.fileno()
+
+    def gettimeout(self) -> float | None:
+        return self._timeout
+
+    def settimeout(self, timeout: float | None) -> None:
+        self._timeout = timeout
 
     def send(self, data: bytes) -> int:
         return len(data)
