@@ -48,6 +48,8 @@ THROTTLE = (
 ) % (len(THROTTLE_BODY), zlib.crc32(THROTTLE_BODY), THROTTLE_BODY)
 """A throttle as the service sends it (dynamodb-facts.md: HTTP 400, `throttlingReasons` in lower case)."""
 ANSWERS = {"ok": ANSWER, "throttled": THROTTLE}
+DEADLINE = 8.0
+"""Each call's deadline, and the read timeout: a scenario run reads with its deadline when `--read-timeout` is unset."""
 ITEM = {"pk": {"S": "0" * 32}, "n": {"N": "1"}, "pad": {"S": "x" * 990}}
 
 
@@ -111,7 +113,7 @@ def child(requests: int, answer: str = "ok", socket_kind: str = "fake") -> None:
     from dynlocust.run.tally import WindowStats
 
     raw = fast.make_fast_client(
-        "http://127.0.0.1:9", region="us-east-1", connect_timeout=1.0, read_timeout=1.0, pool_size=1,
+        "http://127.0.0.1:9", region="us-east-1", connect_timeout=1.0, read_timeout=DEADLINE, pool_size=1,
         credentials=("local", "local"),
     )  # fmt: skip
     if socket_kind == "pair":
@@ -127,7 +129,7 @@ def child(requests: int, answer: str = "ok", socket_kind: str = "fake") -> None:
         stats.log_request(request_type, name, response_time, response_length)
 
     hook.add_listener(on_request)
-    client = DynamoDBClient(raw, hook, deadline=8.0)
+    client = DynamoDBClient(raw, hook, deadline=DEADLINE)
     window = WindowStats(0, time.time() - 1, 3600.0, bin_seconds=5.0)
     kwargs = {"TableName": "bench", "Item": ITEM}
     now = time.time()
