@@ -287,7 +287,7 @@ def _cause(response: Mapping[str, Any]) -> str | None:
 
 
 class DeadlineExceeded(Exception):
-    """A call ran past its total deadline; raised inside the call by `gevent.Timeout`."""
+    """A call ran past its total deadline; raised inside the call by its deadline timer (`client.measured_call`)."""
 
     def __init__(self, seconds: float) -> None:
         super().__init__(f"total deadline of {seconds:g} s exceeded")

@@ -4,10 +4,14 @@ A shared machine moves CPU time per request by 10-30% from one minute to the nex
 instructions a process executes, which no other process changes. The path measured is a scenario run's per
 request work short of the socket: `FastDynamoDB` (orjson, SigV4, the HTTP/1.1 read and parse) over a fake socket
 that answers nginx's canned bytes, `DynamoDBClient` (deadline, outcome, record, one request event to Locust's
-statistics) and the window tally. Each tree runs twice, `--small` and `--small + --requests` requests; the
+statistics) and the window tally. With `--socket pair` the answer comes instead through a real socket pair from a
+greenlet of the same process, so every read waits as it does against a server: the hub's switches, the socket's
+I/O watcher and its read timeout are counted too (the answering greenlet's own work is the same for every tree).
+Each tree runs twice, `--small` and `--small + --requests` requests; the
 difference over `--requests` is the instructions per request (start-up cancels out).
 
-Run: ``python tests/benchmarks/bench_hot_path.py [TREE ...] [--requests 2000] [--answer ok|throttled]`` (each TREE a
+Run: ``python tests/benchmarks/bench_hot_path.py [TREE ...] [--requests 2000] [--answer ok|throttled]
+[--socket fake|pair]`` (each TREE a
 checkout's root, put first on PYTHONPATH; default: this checkout; `throttled`: every request is answered a
 throttle). Needs valgrind. ``--child N`` runs the path N times (what valgrind runs).
 """
@@ -44,6 +48,8 @@ THROTTLE = (
 ) % (len(THROTTLE_BODY), zlib.crc32(THROTTLE_BODY), THROTTLE_BODY)
 """A throttle as the service sends it (dynamodb-facts.md: HTTP 400, `throttlingReasons` in lower case)."""
 ANSWERS = {"ok": ANSWER, "throttled": THROTTLE}
+DEADLINE = 8.0
+"""Each call's deadline, and the read timeout: a scenario run reads with its deadline when `--read-timeout` is unset."""
 ITEM = {"pk": {"S": "0" * 32}, "n": {"N": "1"}, "pad": {"S": "x" * 990}}
 
 
@@ -53,9 +59,16 @@ class FakeSocket:
     def __init__(self, answer: bytes = ANSWER) -> None:
         self._idle, self._peer = socket.socketpair()
         self._answer = answer
+        self._timeout: float | None = None
 
     def fileno(self) -> int:
         return self._idle.fileno()
+
+    def gettimeout(self) -> float | None:
+        return self._timeout
+
+    def settimeout(self, timeout: float | None) -> None:
+        self._timeout = timeout
 
     def send(self, data: bytes) -> int:
         return len(data)
@@ -67,7 +80,29 @@ class FakeSocket:
         pass
 
 
-def child(requests: int, answer: str = "ok") -> None:
+def answering_pair(answer: bytes) -> Any:
+    """One end of a gevent socket pair whose other end a greenlet answers: each request read whole, then `answer`."""
+    import gevent
+    import gevent.socket
+
+    ours, theirs = gevent.socket.socketpair()
+
+    def serve() -> None:
+        buf = b""
+        while chunk := theirs.recv(65536):
+            buf += chunk
+            while (end := buf.find(b"\r\n\r\n")) >= 0:
+                length = int(re.search(rb"(?i)content-length: *(\d+)", buf[:end]).group(1))  # type: ignore[union-attr]
+                if len(buf) < end + 4 + length:
+                    break
+                buf = buf[end + 4 + length :]
+                theirs.sendall(answer)
+
+    gevent.spawn(serve)
+    return ours
+
+
+def child(requests: int, answer: str = "ok", socket_kind: str = "fake") -> None:
     import locust  # noqa: F401 - before botocore
     from locust.event import EventHook
     from locust.stats import RequestStats
@@ -78,10 +113,15 @@ def child(requests: int, answer: str = "ok") -> None:
     from dynlocust.run.tally import WindowStats
 
     raw = fast.make_fast_client(
-        "http://127.0.0.1:9", region="us-east-1", connect_timeout=1.0, read_timeout=1.0, pool_size=1,
+        "http://127.0.0.1:9", region="us-east-1", connect_timeout=1.0, read_timeout=DEADLINE, pool_size=1,
         credentials=("local", "local"),
     )  # fmt: skip
-    raw._pool._idle.append(fast._Connection(FakeSocket(ANSWERS[answer])))
+    if socket_kind == "pair":
+        sock = answering_pair(ANSWERS[answer])
+        sock.settimeout(raw._pool.read_timeout)  # as the pool's own connections are
+    else:
+        sock = FakeSocket(ANSWERS[answer])
+    raw._pool._idle.append(fast._Connection(sock))
     stats = RequestStats()
     hook = EventHook()
 
@@ -89,7 +129,7 @@ def child(requests: int, answer: str = "ok") -> None:
         stats.log_request(request_type, name, response_time, response_length)
 
     hook.add_listener(on_request)
-    client = DynamoDBClient(raw, hook, deadline=8.0)
+    client = DynamoDBClient(raw, hook, deadline=DEADLINE)
     window = WindowStats(0, time.time() - 1, 3600.0, bin_seconds=5.0)
     kwargs = {"TableName": "bench", "Item": ITEM}
     now = time.time()
@@ -101,10 +141,10 @@ def child(requests: int, answer: str = "ok") -> None:
     assert window.total().operation("put bench").sent == requests
 
 
-def instructions(tree: str, requests: int, answer: str = "ok") -> int:
+def instructions(tree: str, requests: int, answer: str = "ok", socket_kind: str = "fake") -> int:
     argv = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, __file__]
     env = {**os.environ, "PYTHONPATH": tree}
-    argv += ["--child", str(requests), "--answer", answer]
+    argv += ["--child", str(requests), "--answer", answer, "--socket", socket_kind]
     out = subprocess.run(argv, capture_output=True, text=True, env=env, check=True)
     found = re.search(r"Collected : (\d+)", out.stderr)
     if found is None:
@@ -118,15 +158,18 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--small", type=int, default=200)
     parser.add_argument("--answer", choices=sorted(ANSWERS), default="ok", help="what every request is answered")
+    parser.add_argument(
+        "--socket", choices=("fake", "pair"), default="fake", help="fake: answered at once; pair: every read waits"
+    )
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
-        child(args.child, args.answer)
+        child(args.child, args.answer, args.socket)
         return
     first = None
     for tree in args.trees:
-        small = instructions(tree, args.small, args.answer)
-        large = instructions(tree, args.small + args.requests, args.answer)
+        small = instructions(tree, args.small, args.answer, args.socket)
+        large = instructions(tree, args.small + args.requests, args.answer, args.socket)
         per = (large - small) / args.requests
         first = first or per
         print(f"{tree}: {per:,.0f} instructions per request ({per / first:.3f}x the first)")

@@ -46,8 +46,11 @@ class Reply:
 class Transport(Protocol):
     """Sends one DynamoDB operation (`PutItem`, the API name) with its botocore-shaped parameters."""
 
-    def handle_request(self, operation: str, params: dict[str, Any]) -> Reply:
-        """Exactly one exchange, no retries: a service error is returned, a failed exchange raises."""
+    def handle_request(self, operation: str, params: dict[str, Any], deadline: float | None = None) -> Reply:
+        """Exactly one exchange, no retries: a service error is returned, a failed exchange raises.
+
+        `deadline` is the caller's total deadline around the exchange (`client.measured_call`'s timer), if it has
+        one: a transport may skip its own per-read timeouts where they could not fire before it."""
         ...
 
 

@@ -181,7 +181,8 @@ class BotocoreTransport:
         self._client = client
         self._methods = {operation: method for method, operation in client.meta.method_to_api_mapping.items()}
 
-    def handle_request(self, operation: str, params: dict[str, Any]) -> Reply:
+    def handle_request(self, operation: str, params: dict[str, Any], deadline: float | None = None) -> Reply:
+        # botocore's read timeout is set on its client: `deadline` changes nothing here
         try:
             body: dict[str, Any] = getattr(self._client, self._methods[operation])(**params)
         except ClientError as exc:

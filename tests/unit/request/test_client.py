@@ -100,3 +100,10 @@ def test_the_deadline_cuts_a_long_call_and_the_next_call_gets_a_whole_one() -> N
     result, error, whole = measured_call(event, target, lambda: gevent.sleep(0.1) or {"ok": 1}, deadline=0.5)
     assert (result, error, whole.outcome.kind) == ({"ok": 1}, None, OK)
     assert len(fired) == 2
+
+
+def test_an_outer_timeout_is_not_taken_for_the_call_s_deadline() -> None:
+    event, fired = listen()
+    with pytest.raises(gevent.Timeout), gevent.Timeout(0.05):
+        measured_call(event, Target("GetItem", "t", "t"), lambda: gevent.sleep(2.0), deadline=5.0)
+    assert fired == []

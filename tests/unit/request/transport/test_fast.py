@@ -207,6 +207,25 @@ def test_read_timeout_and_refused_connection_map_to_botocore_errors(canned: Cann
         client("http://127.0.0.1:9").get_item(**GET)
 
 
+def test_only_a_deadline_within_the_read_timeout_lifts_it_and_only_for_its_own_exchange(canned: Canned) -> None:
+    answer_after = [0.0]
+
+    def late(_request: dict[str, Any]) -> list[bytes]:
+        gevent.sleep(answer_after[0])
+        return [http(200, b"{}")]
+
+    canned.reply = late
+    fast = client(canned.url, read_timeout=0.3, pool_size=1)
+    fast.handle_request("GetItem", GET, deadline=0.3)  # bounded: its connection reads without a timeout
+    assert [conn.timeout for conn in fast.pool._idle] == [None]
+    answer_after[0] = 0.6
+    with pytest.raises(ReadTimeoutError):  # the same connection, unbounded: the read timeout is back
+        fast.get_item(**GET)
+    with pytest.raises(ReadTimeoutError):  # a deadline longer than the read timeout leaves it in force
+        fast.handle_request("GetItem", GET, deadline=5.0)
+    assert canned.connections == 2
+
+
 def test_error_response_raises_botocore_modeled_exception(canned: Canned) -> None:
     body = json.dumps(
         {
