@@ -42,6 +42,7 @@ from dynlocust.fleet.merge import FleetMerge
 from dynlocust.plugin import metrics_wiring, safety, setup, teardown
 from dynlocust.plugin.context import RunContext, current, current_merge, current_share, keeps_running, state_for
 from dynlocust.run.closed_window import ClosedWindow
+from dynlocust.run.gcpause import freeze_survivors
 from dynlocust.run.local_run import LocalRun
 from dynlocust.run.table_state import TableStatePoller
 from dynlocust.scenario import scale
@@ -145,6 +146,8 @@ class RunOwner(Role):
         poller = self.watch_tables(client, run)
         if safety.is_quitting(environment):
             raise gevent.GreenletExit  # interrupted during the first table-state poll: no run starts
+        if not self.is_fleet:
+            freeze_survivors()  # what the run's start collects, collected before T0: seconds on a starved process
         t0 = time.time() + self.start_lead
         fleet = setup.start_merge(environment, run, writer, t0, table_states=poller, probe_lead=self.probe_lead)
         self.play(run, fleet, t0)

@@ -4,6 +4,7 @@ run; a master sets up and merges while its worker plays the share a plan hands i
 
 from __future__ import annotations
 
+import gc
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -22,7 +23,7 @@ from dynlocust.local.embedded import LocalEndpoint
 from dynlocust.plugin import listeners, roles
 from dynlocust.plugin.context import current_share, state_for
 from dynlocust.request.transport.boto3 import make_client
-from dynlocust.run.gcpause import freeze_survivors
+from dynlocust.run.gcpause import thaw
 from dynlocust.user_classes.scenario_user import ScenarioUser
 from tests.support.scenarios import put_scenario, write_scenario
 from tests.support.webui import free_port
@@ -66,8 +67,19 @@ def _until(done: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
 
 
 @pytest.mark.timeout(120)
-def test_a_standalone_process_sets_up_plays_and_ends_its_run(tmp_path: Path, endpoint: LocalEndpoint) -> None:
+def test_a_standalone_process_sets_up_plays_and_ends_its_run(
+    tmp_path: Path, endpoint: LocalEndpoint, monkeypatch: pytest.MonkeyPatch
+) -> None:
     environment = _environment(tmp_path, endpoint, "alone")
+    frozen_at_t0: list[int] = []
+    start_merge = roles.setup.start_merge
+
+    def observed_start_merge(*args: Any, **kwargs: Any) -> Any:  # called with T0, just fixed
+        frozen_at_t0.append(gc.get_freeze_count())
+        return start_merge(*args, **kwargs)
+
+    monkeypatch.setattr(roles.setup, "start_merge", observed_start_merge)
+    thaw()
     runner = environment.create_local_runner()
     role = roles.role_for(environment)
     assert isinstance(role, roles.Standalone) and role.owns_run and not role.is_fleet
@@ -76,10 +88,11 @@ def test_a_standalone_process_sets_up_plays_and_ends_its_run(tmp_path: Path, end
         role.prepare()
         assert state.scenario is not None and state.endpoint is None  # --host given: no embedded endpoint
         assert state.run is not None and state.run.run_id == "alone" and not state.run.begun
-        freeze_survivors()  # what the run's start collects, collected before t0 (seconds on a test session's heap)
         role.begin()
         run = state.run
         assert run.stage == "running" and run.workers == ("local",)
+        # the heap was collected before T0 was fixed: under load, collecting it after ate the first sends' lead
+        assert len(frozen_at_t0) == 1 and frozen_at_t0[0] > 0
         assert run.share is not None and run.merge is not None and run.tables is not None
         assert set(run.tables.physical_names.values()) <= set(_tables(endpoint))
         runner.start(2, spawn_rate=100)  # the scenario's users take the share's sends
