@@ -9,6 +9,7 @@ never refuses a read for the writes' sake. Both transports carry the cause onto 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from html import escape
 from pathlib import Path
@@ -31,9 +32,13 @@ WHY = "reads throttled: writes over the ceiling hold the table's shared on-deman
 
 @pytest.fixture(scope="module")
 def endpoint() -> Iterator[LocalEndpoint]:
-    # capacity_scale 0.01: an on-demand table takes 41.3 WRU/s or 124 RRU/s, so a tight loop of puts (hundreds a
-    # second) is far over its ceiling while one read per 100 puts is far under it, however fast the loop runs
-    ep = LocalEndpoint(capacity_scale=0.01).start()
+    # capacity_scale 0.003: an on-demand table takes 12.4 WRU/s or 37.2 RRU/s, so a loop of puts (tens a second
+    # on a starved machine, thousands on an idle one) is over its ceiling, while at most 20 reads a second stay far
+    # under it. A refused put leaves the budget anywhere below 1 WRU, so a read (a third of one) right after it is
+    # refused about one time in three, less what refills in between: 1/3 WRU takes 27 ms at this scale (8 ms at
+    # 0.01, shorter than boto3's turnaround under stress-ng: no read was refused). Hence many reads, each right
+    # after a refused put.
+    ep = LocalEndpoint(capacity_scale=0.003).start()
     try:
         yield ep
     finally:
@@ -52,7 +57,7 @@ def test_the_record_says_why_a_read_was_throttled(endpoint: LocalEndpoint, trans
     c = client(transport, endpoint.url)
     table = f"mixed-{transport}-{billing.lower()}"
     extra: dict[str, Any] = {"BillingMode": billing}
-    if billing == "PROVISIONED":  # scaled: 1,000 RCU/s, 40 WCU/s
+    if billing == "PROVISIONED":  # scaled: 300 RCU/s, 12 WCU/s
         extra["ProvisionedThroughput"] = {"ReadCapacityUnits": 100_000, "WriteCapacityUnits": 4000}
     c.raw.create_table(
         TableName=table,
@@ -62,12 +67,17 @@ def test_the_record_says_why_a_read_was_throttled(endpoint: LocalEndpoint, trans
     )
     writes: list[Any] = []
     reads: list[Any] = []
-    for i in range(2000):
-        writes.append(c.send("put_item", {"TableName": table, "Item": {"pk": {"S": f"k{i % 50}"}}}).outcome)
-        if i % 100 == 99:
-            key = {"pk": {"S": f"k{i % 50}"}}
+    # reads begin half a second in: the endpoint weighs each kind's load over at least that (its cause window is
+    # 1 s), and one read in the first few milliseconds is a read load over the ceiling on its own
+    last_read = time.monotonic() + 0.45
+    until = last_read + 30.0
+    while len(reads) < 40 and time.monotonic() < until:
+        writes.append(c.send("put_item", {"TableName": table, "Item": {"pk": {"S": f"k{len(writes) % 50}"}}}).outcome)
+        if writes[-1].kind == "throttled" and time.monotonic() - last_read >= 0.05:
+            key = {"pk": {"S": f"k{len(reads) % 50}"}}  # no key read often: one key's own limit stays far
             reads.append(c.send("get_item", {"TableName": table, "Key": key, "ConsistentRead": True}).outcome)
-        if billing == "PAY_PER_REQUEST" and i >= 999 and any(r.kind == "throttled" for r in reads):
+            last_read = time.monotonic()
+        if billing == "PAY_PER_REQUEST" and len(writes) > 200 and any(r.kind == "throttled" for r in reads):
             break
     assert sum(w.kind == "throttled" for w in writes) > 100
     assert all(w.cause is None for w in writes)  # writes over the ceiling on their own: no news
