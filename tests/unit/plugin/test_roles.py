@@ -20,7 +20,7 @@ import gevent
 import pytest
 
 from dynlocust.local.embedded import LocalEndpoint
-from dynlocust.plugin import listeners, roles
+from dynlocust.plugin import listeners, roles, setup
 from dynlocust.plugin.context import current_share, state_for
 from dynlocust.request.transport.boto3 import make_client
 from dynlocust.run.gcpause import thaw
@@ -72,13 +72,13 @@ def test_a_standalone_process_sets_up_plays_and_ends_its_run(
 ) -> None:
     environment = _environment(tmp_path, endpoint, "alone")
     frozen_at_t0: list[int] = []
-    start_merge = roles.setup.start_merge
+    start_merge = setup.start_merge
 
     def observed_start_merge(*args: Any, **kwargs: Any) -> Any:  # called with T0, just fixed
         frozen_at_t0.append(gc.get_freeze_count())
         return start_merge(*args, **kwargs)
 
-    monkeypatch.setattr(roles.setup, "start_merge", observed_start_merge)
+    monkeypatch.setattr(setup, "start_merge", observed_start_merge)
     thaw()
     runner = environment.create_local_runner()
     role = roles.role_for(environment)
