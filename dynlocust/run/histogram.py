@@ -19,6 +19,9 @@ SUB_BUCKETS = 64
 """Linear steps per power of two; part of the format (a histogram with another value refuses to merge)."""
 
 _ZERO_KEY = -(2**31)  # values <= 0 (a clock that did not move) share one bucket read as 0.0
+_INF = math.inf
+_STEPS = 2 * SUB_BUCKETS
+_frexp = math.frexp
 
 
 class HistogramError(DynlocustError):
@@ -29,17 +32,21 @@ def bucket_key(value: float) -> int:
     """Return the bucket of `value` (seconds or any positive unit)."""
     if value <= 0.0:
         return _ZERO_KEY
-    mantissa, exponent = math.frexp(value)  # value = mantissa * 2**exponent, mantissa in [0.5, 1)
+    mantissa, exponent = _frexp(value)  # value = mantissa * 2**exponent, mantissa in [0.5, 1)
     return exponent * SUB_BUCKETS + int((mantissa - 0.5) * 2 * SUB_BUCKETS)
 
 
 def keyed(value: float) -> tuple[int, float]:
-    """`value` checked (finite; negative values count as 0) with its bucket: what `Histogram.record_keyed` takes."""
-    if value != value or value in (math.inf, -math.inf):
+    """`value` checked (finite; negative values count as 0) with its bucket: what `Histogram.record_keyed` takes.
+
+    `bucket_key` inlined for the common case, a positive finite value: three of these per request (the pacer's lag
+    and the window's two latencies), 0.22 against 0.35 us by timeit."""
+    if 0.0 < value < _INF:  # NaN is neither
+        mantissa, exponent = _frexp(value)
+        return (exponent - 1) * SUB_BUCKETS + int(mantissa * _STEPS), value  # bucket_key's, exactly
+    if value != value or value in (_INF, -_INF):
         raise HistogramError(f"histogram value: expected a finite number, found {value!r}")
-    if value < 0.0:
-        value = 0.0
-    return bucket_key(value), value
+    return _ZERO_KEY, 0.0
 
 
 def bucket_bounds(key: int) -> tuple[float, float]:
