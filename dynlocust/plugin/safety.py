@@ -199,6 +199,7 @@ class Watchdog:
     trip: Trip | None = None
     _completed: int = -1
     _progress_at: float = 0.0
+    _idle: bool = True
     _greenlet: gevent.Greenlet | None = field(default=None, repr=False)
 
     def start(self) -> Watchdog:
@@ -232,8 +233,11 @@ class Watchdog:
         now = self.monotonic()
         in_flight = progress.in_flight_total
         completed = progress.sent - in_flight
-        if completed != self._completed or in_flight == 0:
+        if completed != self._completed or in_flight == 0 or self._idle:
+            # the first look that sees requests in flight starts the stall clock: they began after the look before,
+            # which a starved process may have taken long before them
             self._completed, self._progress_at = completed, now
+        self._idle = in_flight == 0
         if progress.at > self.deadline_at:
             over = progress.at - self.deadline_at
             return self._trip(DEADLINE, f"watchdog: the run passed its deadline by {over:.1f} s")

@@ -150,6 +150,22 @@ def test_completions_are_progress_and_idle_is_not_a_stall() -> None:
     assert dog.check() is not None
 
 
+def test_a_stall_is_timed_from_the_first_look_that_saw_requests_in_flight() -> None:
+    run = make_run()
+    mono = Clock()
+    dog = safety.Watchdog(run, deadline_at=time.time() + 3600, stall_after=1.0, monotonic=mono)
+    assert dog.check() is None  # nothing in flight
+    mono.now += 0.9  # a starved process looks late: the requests began somewhere in between
+    run.inflight[0] = 2
+    run.sent = 2
+    assert dog.check() is None
+    mono.now += 0.9
+    assert dog.check() is None  # 1.8 s since the idle look, 0.9 s since requests were seen in flight
+    mono.now += 0.2
+    trip = dog.check()
+    assert trip is not None and trip.kind == safety.STALL
+
+
 def test_deadline_trips_with_the_reason() -> None:
     wall = Clock()
     run = make_run(t0=wall.now)
