@@ -66,9 +66,9 @@ test: lint docs
 	$(BIN)/python -m pytest --durations=30 $(PYTEST_ARGS)
 
 # Lint and every test not marked `slow` (real processes running tens of seconds), for each change, in two pytest
-# processes at once: unit and conformance tests with the endpoint's and the mapper's integration tests (168 s on an
-# idle 2-core machine), and the other integration tests (269 s); in all 4 min 33 s with lint, 25 min in one process
-# at load 8. The tests
+# processes at once: unit and conformance tests with the endpoint's and the mapper's integration tests (171 s on an
+# idle 2-core machine), and the other integration tests (289 s); in all 4 min 52 s with lint, 16-18 min under
+# `stress-ng --cpu 4 --hdd 2 --vm 2` (load 9-10). The tests
 # use free ports and their own temporary directories, as the test runs sharing this machine do. (pytest-xdist cannot
 # run them: Locust's gevent patches threading in xdist's workers, whose loop waits on an Event set from a thread.)
 # --output-sync prints each half whole when it ends.
