@@ -194,9 +194,11 @@ def conclude(records: Sequence[Mapping[str, Any]]) -> Conclusion:
         if not client:
             sentence += "; the client was not the limit"
         elif outweighed:
+            todo = todo_for(outweighed)
             sentence += (
                 f"; the client was also limited in {window_list(outweighed)} ({describe_client(outweighed)}), "
                 "but DynamoDB's refusals outweigh that"
+                + (f"; to rule the client out, {' or '.join(todo)}" if todo else "")
             )
         sentences.append(sentence + ".")
     for why in explain([by_index[i] for i in judged]):

@@ -191,6 +191,28 @@ def test_contention_is_named_with_its_figure_and_its_advice() -> None:
     assert "raise concurrency" not in c.text and "add workers" not in c.text
 
 
+def test_contention_outweighed_by_refusals_is_still_named_with_its_advice() -> None:
+    """CI's contended quickstart: DynamoDB refused more than the starved client missed, so the cap is stated, and
+    the contention that also limited those windows still gets its figure and what to change."""
+    contended = Saturation(True, ("machine-busy", "lag", "dropped"), 0.05, 0.4, 29, 0, cpu_seconds=7.44,
+                           late=700, late_bound=0.05, due=1500, sent=1471, stalled=29, cpu_wait=6.9,
+                           cpu_pressure=7.4)  # fmt: skip
+    windows = [
+        record(0, 50, 50.0, ("ok",)),
+        record(1, 100, 100.0, ("ok",)),
+        record(2, 150, 117.7, ("throttled", "client-bound"), stronger="service", saturation=contended),
+        record(3, 200, 117.7, ("throttled", "client-bound"), stronger="service", saturation=contended),
+    ]
+    c = conclude(windows)
+    assert "DynamoDB capped accepted requests at 117.7/s from window 3 on" in c.text
+    assert "this process waited 6.9 s of 7.44 s for a CPU" in c.text
+    assert c.text.endswith(
+        "but DynamoDB's refusals outweigh that; to rule the client out, "
+        "run it on a quieter machine or with fewer processes."
+    )
+    assert "raise concurrency" not in c.text and "add workers" not in c.text
+
+
 def test_more_users_are_advised_only_when_the_users_were_all_busy() -> None:
     def dropping(stalled: int, cpu: float = 0.3) -> Saturation:
         reasons = ("cpu", "dropped") if cpu >= 0.9 else ("dropped",)
