@@ -167,6 +167,10 @@ def conclude(records: Sequence[Mapping[str, Any]]) -> Conclusion:
         text = ", ".join(reasons) or "client-bound"
         if figures:
             text += f"; {'' if len(indexes) == 1 else f'window {window_number(worst)}: '}{figures}"
+        busy = [i for i in sats if "machine-busy" in verdicts[i].reasons and sats[i].cpu_wait is not None]
+        if busy and worst not in busy:  # the contention named keeps its figure when another window was worse
+            waited = max(busy, key=lambda i: sats[i].cpu_wait or 0.0)
+            text += f"; window {window_number(waited)}: {evidence(sats[waited], ('machine-busy',))}"
         workers = sorted({w for i in indexes for w in verdicts[i].workers})
         if workers:
             text += f"; on worker {', '.join(map(str, workers))}"

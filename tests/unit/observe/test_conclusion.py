@@ -213,6 +213,23 @@ def test_contention_outweighed_by_refusals_is_still_named_with_its_advice() -> N
     assert "raise concurrency" not in c.text and "add workers" not in c.text
 
 
+def test_contention_keeps_its_figure_when_another_window_fell_shorter() -> None:
+    """The figures shown are the worst window's; when that one was not `machine-busy`, the contention named in the
+    reasons still gets its wait, from the window that waited longest."""
+    busy = Saturation(True, ("machine-busy", "lag"), 0.05, 0.3, 0, 0, cpu_seconds=7.5, late=300, late_bound=0.05,
+                      due=1125, sent=1125, cpu_wait=5.1)  # fmt: skip
+    short = Saturation(True, ("lag", "dropped"), 0.1, 0.4, 200, 0, cpu_seconds=7.5, late=700, late_bound=0.05,
+                       due=1500, sent=1300, stalled=200, cpu_wait=0.4)  # fmt: skip
+    windows = [
+        record(0, 150, 140.0, ("client-bound",), saturation=busy),
+        record(1, 200, 170.0, ("client-bound",), saturation=short),
+    ]
+    text = conclude(windows).text
+    assert "window 2: 700 of 1,500 sends late by > 50 ms" in text, text
+    assert "window 1: this process waited 5.1 s of 7.5 s for a CPU while other processes held the cores" in text, text
+    assert "run it on a quieter machine or with fewer processes" in text
+
+
 def test_more_users_are_advised_only_when_the_users_were_all_busy() -> None:
     def dropping(stalled: int, cpu: float = 0.3) -> Saturation:
         reasons = ("cpu", "dropped") if cpu >= 0.9 else ("dropped",)
