@@ -23,7 +23,6 @@ from __future__ import annotations
 import base64
 import contextlib
 import socket as _stdlib_socket
-import time
 import zlib
 from collections.abc import Callable, Iterable
 from functools import partial
@@ -84,12 +83,11 @@ class HTTPResponse:
 
 
 class _Connection:
-    __slots__ = ("fd", "sock", "timeout", "used", "wait_readable")
+    __slots__ = ("fd", "sock", "timeout", "wait_readable")
 
     def __init__(self, sock: Any) -> None:
         self.sock = sock
         self.fd = sock.fileno()  # select() on the int: a gevent socket's fileno() is a Python call
-        self.used = 0.0
         self.timeout: float | None = sock.gettimeout()
         self.wait_readable = _readable_waiter(sock)
 
@@ -211,7 +209,6 @@ class ConnectionPool:
         finally:
             self._busy -= 1
         if keep and len(self._idle) < self.maxsize:
-            conn.used = time.monotonic()
             self._idle.append(conn)
         else:
             conn.close()
