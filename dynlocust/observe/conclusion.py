@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -159,18 +159,24 @@ def conclude(records: Sequence[Mapping[str, Any]]) -> Conclusion:
         return todo
 
     def describe_client(indexes: Sequence[int]) -> str:
-        """The reasons of `indexes`, the figures of the one with the strongest evidence, and the workers."""
+        """The reasons of `indexes`, the figures of the one with the strongest evidence, and the workers; a reason
+        that window lacks gets its figures from the strongest window that has it, so none is named bare."""
         sats = {i: sat for i in indexes if (sat := saturation(i)) is not None}
-        worst = max(sats, key=lambda i: (sats[i].shortfall, sats[i].cpu), default=indexes[0])
+
+        def strongest(among: Iterable[int]) -> int:
+            return max(among, key=lambda i: (sats[i].shortfall, sats[i].cpu))
+
+        worst = strongest(sats) if sats else indexes[0]
         reasons = [r for r in REASONS if any(r in verdicts[i].reasons for i in indexes)]
-        figures = evidence(sats[worst], verdicts[worst].reasons) if worst in sats else ""
+        shown: dict[int, list[str]] = {worst: list(verdicts[worst].reasons)} if worst in sats else {}
+        for reason in reasons:
+            having = [i for i in sats if reason in verdicts[i].reasons]
+            if having and worst not in having:
+                shown.setdefault(strongest(having), []).append(reason)
         text = ", ".join(reasons) or "client-bound"
-        if figures:
-            text += f"; {'' if len(indexes) == 1 else f'window {window_number(worst)}: '}{figures}"
-        busy = [i for i in sats if "machine-busy" in verdicts[i].reasons and sats[i].cpu_wait is not None]
-        if busy and worst not in busy:  # the contention named keeps its figure when another window was worse
-            waited = max(busy, key=lambda i: sats[i].cpu_wait or 0.0)
-            text += f"; window {window_number(waited)}: {evidence(sats[waited], ('machine-busy',))}"
+        for i, its in shown.items():
+            if figures := evidence(sats[i], its):
+                text += f"; {'' if len(indexes) == 1 else f'window {window_number(i)}: '}{figures}"
         workers = sorted({w for i in indexes for w in verdicts[i].workers})
         if workers:
             text += f"; on worker {', '.join(map(str, workers))}"

@@ -215,7 +215,7 @@ def test_contention_outweighed_by_refusals_is_still_named_with_its_advice() -> N
 
 def test_contention_keeps_its_figure_when_another_window_fell_shorter() -> None:
     """The figures shown are the worst window's; when that one was not `machine-busy`, the contention named in the
-    reasons still gets its wait, from the window that waited longest."""
+    reasons still gets its wait, from the strongest window that has it."""
     busy = Saturation(True, ("machine-busy", "lag"), 0.05, 0.3, 0, 0, cpu_seconds=7.5, late=300, late_bound=0.05,
                       due=1125, sent=1125, cpu_wait=5.1)  # fmt: skip
     short = Saturation(True, ("lag", "dropped"), 0.1, 0.4, 200, 0, cpu_seconds=7.5, late=700, late_bound=0.05,
@@ -228,6 +228,19 @@ def test_contention_keeps_its_figure_when_another_window_fell_shorter() -> None:
     assert "window 2: 700 of 1,500 sends late by > 50 ms" in text, text
     assert "window 1: this process waited 5.1 s of 7.5 s for a CPU while other processes held the cores" in text, text
     assert "run it on a quieter machine or with fewer processes" in text
+
+
+def test_every_reason_named_for_a_group_has_its_figure() -> None:
+    """A process that used its core in one window and dropped sends in another: both figures, each its window's."""
+    hot = Saturation(True, ("cpu",), 0.96, 0.01, 0, 0, cpu_seconds=15.0, late_bound=0.05, due=1500, sent=1500)
+    dropping = Saturation(True, ("dropped",), 0.3, 0.1, 400, 0, cpu_seconds=15.0, late_bound=0.05, due=1500,
+                          sent=1100)  # fmt: skip
+    windows = [
+        record(0, 100, 100.0, ("client-bound",), saturation=hot),
+        record(1, 100, 73.0, ("client-bound",), saturation=dropping),
+    ]
+    text = conclude(windows).text
+    assert "(cpu, dropped; window 2: 400 of 1,500 sends dropped; window 1: CPU 0.96 of a core)" in text, text
 
 
 def test_more_users_are_advised_only_when_the_users_were_all_busy() -> None:
