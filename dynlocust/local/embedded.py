@@ -7,13 +7,18 @@ The process starts in a session of its own: a terminal's Ctrl-C goes to its whol
 the endpoint must outlive the run's teardown (which deletes the run's tables through it), so only its parent
 stops it. It still dies with its parent however the parent ends: it serves until its stdin, a pipe whose other
 end only the parent holds, reaches its end (`--exit-with-parent`).
+
+Why `posix_spawn` and not `subprocess`: gevent's `Popen` (Locust patches `subprocess`) forks, and the child runs
+every after-fork hook before it execs. A hook that starts a thread there (OpenTelemetry's providers do, and Locust's
+`--otel` sets them up before the endpoint starts) lets the hub switch to the parent's greenlets in that copy of the
+parent: a Locust process's own work, done a second time. A spawned child runs no Python before it execs.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
+import signal
 import sys
 import tempfile
 import threading
@@ -51,6 +56,58 @@ def _get_json(
         return json.loads(resp.read())
 
 
+class _Child:
+    """The endpoint's process: spawned with its stdin the read end of a pipe whose write end only this process
+    holds, its output to `log`, in a session of its own, with default signals (see the module docstring)."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], log: int) -> None:
+        stdin, self._stdin = os.pipe()
+        try:
+            self.pid = os.posix_spawn(
+                argv[0], argv, env,
+                file_actions=[(os.POSIX_SPAWN_DUP2, stdin, 0), (os.POSIX_SPAWN_DUP2, log, 1),
+                              (os.POSIX_SPAWN_DUP2, log, 2)],
+                setsid=True, setsigmask=(), setsigdef=(signal.SIGPIPE, signal.SIGTERM, signal.SIGINT),
+            )  # fmt: skip
+        except BaseException:
+            os.close(self._stdin)
+            raise
+        finally:
+            os.close(stdin)
+        self.ended = False
+        self.code: int | None = None
+        """Its exit code once ended; None if another waiter reaped it (gevent's, in a process that forked workers)."""
+
+    def poll(self) -> bool:
+        """Whether it has ended (reaping it if so)."""
+        if not self.ended:
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:
+                self.ended = True
+            else:
+                if pid:
+                    self.ended, self.code = True, os.waitstatus_to_exitcode(status)
+        return self.ended
+
+    def wait(self, timeout: float) -> bool:
+        """Whether it ended within `timeout` seconds (polled: a blocking wait would stop every greenlet)."""
+        deadline = time.monotonic() + timeout
+        while not self.poll() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return self.ended
+
+    def signal(self, signum: int) -> None:
+        if not self.poll():
+            os.kill(self.pid, signum)
+
+    def close_stdin(self) -> None:
+        """Its stdin reaches its end: with `--exit-with-parent`, it stops."""
+        if self._stdin >= 0:
+            os.close(self._stdin)
+            self._stdin = -1
+
+
 class LocalEndpoint:
     """A local endpoint in a child process (`python -m dynlocust.local --port 0 --ready-file ...`)."""
 
@@ -60,7 +117,7 @@ class LocalEndpoint:
         self.ready_timeout = ready_timeout
         self.url = ""
         self.port = 0
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._child: _Child | None = None
         self._dir: tempfile.TemporaryDirectory[str] | None = None
 
     def _argv(self, ready_file: str) -> list[str]:
@@ -81,7 +138,7 @@ class LocalEndpoint:
 
     def start(self) -> LocalEndpoint:
         """Start the process and wait (bounded) until it listens; raises DynlocustError if it does not."""
-        if self._proc is not None:
+        if self._child is not None:
             return self
         c = self.config
         if c.verify_signatures and len(c.credentials) != 1:
@@ -100,14 +157,7 @@ class LocalEndpoint:
             env["DYNLOCUST_LOCAL_SECRET_ACCESS_KEY"] = secret
         log_path = os.path.join(self._dir.name, "log")
         with open(log_path, "wb") as log:
-            self._proc = subprocess.Popen(
-                self._argv(ready),
-                stdin=subprocess.PIPE,  # its end of the pipe: the child stops when the parent goes
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=env,
-                start_new_session=True,  # out of the terminal's process group: Ctrl-C is for the parent
-            )
+            self._child = _Child(self._argv(ready), env, log.fileno())
         deadline = time.monotonic() + self.ready_timeout
         while time.monotonic() < deadline:
             if os.path.exists(ready):
@@ -115,16 +165,18 @@ class LocalEndpoint:
                     self.url = fh.read().strip()
                 self.port = int(self.url.rsplit(":", 1)[1])
                 return self
-            if self._proc.poll() is not None:
+            if self._child.poll():
                 break
             time.sleep(0.02)
-        code = self._proc.poll()
+        ended = self._child.poll()
+        code = self._child.code
         with open(log_path, encoding="utf-8", errors="replace") as fh:
             tail = fh.read()[-2000:]
         self.stop()
+        found = (f"exit code {code}" if code is not None else "it ended") if ended else "no ready file"
         raise DynlocustError(
-            f"expected the local endpoint to listen within {self.ready_timeout:.0f} s, found "
-            f"{'exit code ' + str(code) if code is not None else 'no ready file'}; output: {tail.strip()}"
+            f"expected the local endpoint to listen within {self.ready_timeout:.0f} s, found {found}; "
+            f"output: {tail.strip()}"
         )
 
     def stats(self) -> dict[str, Any]:
@@ -145,26 +197,21 @@ class LocalEndpoint:
 
     def stop(self) -> None:
         """Terminate, then kill after 5 s; always reaps the child and removes the temporary directory."""
-        proc, self._proc = self._proc, None
-        if proc is not None:
-            if proc.stdin is not None:
-                proc.stdin.close()
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=5)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
-            else:
-                proc.wait()
+        child, self._child = self._child, None
+        if child is not None:
+            child.close_stdin()
+            if not child.poll():
+                child.signal(signal.SIGTERM)
+                if not child.wait(5):
+                    child.signal(signal.SIGKILL)
+                    child.wait(5)
         if self._dir is not None:
             self._dir.cleanup()
             self._dir = None
 
     @property
     def pid(self) -> int | None:
-        return self._proc.pid if self._proc is not None else None
+        return self._child.pid if self._child is not None else None
 
     def __enter__(self) -> LocalEndpoint:
         return self.start()

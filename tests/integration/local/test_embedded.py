@@ -132,3 +132,38 @@ def test_signature_verification_in_a_child_process() -> None:
             client("wrong").list_tables()
         assert exc.value.response["Error"]["Code"] == "InvalidSignatureException"
         assert "child-secret" not in repr(ep)
+
+
+def test_the_endpoints_child_runs_none_of_this_process_greenlets_before_it_execs(tmp_path: Path) -> None:
+    """OpenTelemetry's provider (as Locust's `--otel` sets one up) starts a thread in every forked child; in a child
+    of gevent's `Popen` that switched to the parent's greenlets, which then ran in the copy (CI, 2026-12-06: a test's
+    run started twice). A greenlet that notes its pid on every turn shows where it ran."""
+    import gc
+    import weakref
+
+    import gevent
+    from opentelemetry.sdk.trace import TracerProvider
+
+    provider = TracerProvider(shutdown_on_exit=False)
+    trail = tmp_path / "pids"
+    fd = os.open(trail, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+
+    def note_pid() -> None:
+        while True:
+            os.write(fd, f"{os.getpid()}\n".encode())
+            gevent.sleep(0.001)
+
+    noting = gevent.spawn(note_pid)
+    try:
+        for _ in range(3):
+            with LocalEndpoint(capacity=False) as ep:
+                assert client_for(ep.url).list_tables()["TableNames"] == []
+    finally:
+        noting.kill()
+        os.close(fd)
+        provider.shutdown()
+        gone = weakref.ref(provider)
+        del provider
+        gc.collect()
+    assert gone() is None  # its after-fork hook holds it weakly: gone, the hook does nothing in the suite's forks
+    assert set(trail.read_text().split()) == {str(os.getpid())}
