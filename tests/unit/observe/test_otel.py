@@ -1,12 +1,17 @@
 """observe.otel: the spans' attributes, and instruments that equal the Prometheus values, merged on a master.
 
 Real OpenTelemetry SDK providers with in-memory readers and exporters (the wire format is the integration tests').
+None outlives its test: a provider alive in this process runs its after-fork hook in every child the suite forks
+later, and that hook's threads let gevent run this process's greenlets in the copy (on CI, a run started twice).
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import random
+import weakref
+from collections.abc import Iterator
 from typing import Any
 
 import msgpack
@@ -27,6 +32,15 @@ from dynlocust.request.record import Consumed, RequestRecord
 from dynlocust.run.pacing import Ticket
 
 PHYSICAL = "items-20260101T000000-abcd"
+MADE: list[weakref.ref[Any]] = []
+"""Every provider a test made (`shutdown_on_exit=False`: the SDK's exit hook would hold each one for good)."""
+
+
+@pytest.fixture(autouse=True)
+def no_provider_outlives_its_test() -> Iterator[None]:
+    yield
+    gc.collect()
+    assert [ref() for ref in MADE if ref() is not None] == []
 
 
 def throttle(reason: str = "TableWriteKeyRangeThroughputExceeded", resource: str = "table/items") -> Outcome:
@@ -51,7 +65,8 @@ def record(
 
 def spans_of(*records: RequestRecord) -> list[Any]:
     exporter = InMemorySpanExporter()
-    provider = TracerProvider()
+    provider = TracerProvider(shutdown_on_exit=False)
+    MADE.append(weakref.ref(provider))
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     spans = otel.RequestSpans(provider.get_tracer(otel.INSTRUMENTATION), lambda: "run-1")
     for r in records:
@@ -106,7 +121,9 @@ def points(reader: InMemoryMetricReader) -> dict[str, list[Any]]:
 
 def instrumented(metrics: Metrics, windows: list[tuple[int, str, str, str]] | None = None) -> Any:
     reader = InMemoryMetricReader()
-    meter = MeterProvider(metric_readers=[reader]).get_meter(otel.INSTRUMENTATION)
+    provider = MeterProvider(metric_readers=[reader], shutdown_on_exit=False)
+    MADE.append(weakref.ref(provider))
+    meter = provider.get_meter(otel.INSTRUMENTATION)
     return otel.RunInstruments(meter, metrics, lambda: windows or []), reader
 
 
