@@ -97,7 +97,8 @@ class _Child:
             time.sleep(0.02)
         return self.ended
 
-    def signal(self, signum: int) -> None:
+    def send(self, signum: int) -> None:
+        """Signal it unless it has ended (once reaped, its pid may be another process's)."""
         if not self.poll():
             os.kill(self.pid, signum)
 
@@ -200,11 +201,10 @@ class LocalEndpoint:
         child, self._child = self._child, None
         if child is not None:
             child.close_stdin()
-            if not child.poll():
-                child.signal(signal.SIGTERM)
-                if not child.wait(5):
-                    child.signal(signal.SIGKILL)
-                    child.wait(5)
+            child.send(signal.SIGTERM)
+            if not child.wait(5):
+                child.send(signal.SIGKILL)
+                child.wait(5)
         if self._dir is not None:
             self._dir.cleanup()
             self._dir = None
