@@ -125,6 +125,9 @@ class CannedServer:
         self._status_reads = 0
 
     def start(self) -> CannedServer:
+        if self._proc is not None:
+            # a second nginx fails to bind but lives through its retries, and the first would outlive stop()
+            raise RuntimeError("CannedServer already started: call start() once, or enter it with `with`")
         prefix = Path(self._dir.name)
         conf = prefix / "nginx.conf"
         conf.write_text(_conf(prefix, self.port))
