@@ -1,5 +1,7 @@
-"""A whole `dynlocust run --processes 2` at a fixed rate beside Locust's own loop of the bare signed user, with the
-machine's speed while each is measured: what the rate costs the machine, and what its floor costs.
+"""The run at a fixed rate beside Locust's own loop of the bare signed user, in cores, with the machine's speed.
+
+What a rate costs the machine, and what its floor costs: a whole `dynlocust run --processes 2` beside Locust's own
+loop of the same client, each measured with the machine's speed while it runs.
 
 Issue 48's ramp asks for 16,000 signed 1 KB PutItem per second from one 2-core machine. Whether a window keeps up
 depends on how many cores the two workers and the server need together, and this project's machines run a fixed
