@@ -45,30 +45,7 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script from the clone's root
 
-from tests.support.canned_server import TABLE, CannedServer
-
-SCENARIO = """\
-name: bench-rate-floor
-target: remote
-transport: fast
-tables:
-  - name: puts
-    partition_key: {{name: pk, type: S}}
-    use_existing: true
-    existing_table_name: {table}
-workload:
-  item_size: 1KB
-  keys: {{distribution: uniform}}
-  operations:
-    - {{op: put, weight: 1}}
-phases:
-  - name: flat
-    steps: [{{rate: {rate}, window: {seconds}s}}]
-concurrency: {concurrency}
-deadline: 5s
-limits: {{max_requests: {max_requests}, max_cost_dollars: 100.0}}
-bin: 5s
-"""
+from tests.support.canned_server import PUT_SCENARIO, TABLE, CannedServer
 
 PLAIN = """\
 import random
@@ -141,10 +118,11 @@ def measure(proc: subprocess.Popen[bytes], server: CannedServer, args: argparse.
 def side_run(server: CannedServer, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     scenario = workdir / "flat.yaml"
     scenario.write_text(
-        SCENARIO.format(
-            table=TABLE,
+        PUT_SCENARIO.format(
+            transport="fast",
             rate=args.rate,
             seconds=args.seconds,
+            window=args.seconds,
             concurrency=args.concurrency,
             max_requests=2 * args.rate * args.seconds,
         )

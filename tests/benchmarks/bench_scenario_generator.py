@@ -46,7 +46,7 @@ from locust import constant, task  # noqa: E402
 from dynlocust.user_classes.dynamodb_user import DynamoDBUser  # noqa: E402
 from dynlocust.user_classes.fast_user import FastDynamoDBUser  # noqa: E402
 from tests.benchmarks.bench_transport import measure_loop  # noqa: E402
-from tests.support.canned_server import TABLE, CannedServer  # noqa: E402
+from tests.support.canned_server import PUT_SCENARIO, TABLE, CannedServer  # noqa: E402
 
 _ = locust
 HERE = Path(__file__).resolve().parent
@@ -56,30 +56,6 @@ TARGETS = {"fast": 1.3, "boto3": 1.15}
 PLAIN_USERS = {"fast": FastDynamoDBUser, "boto3": DynamoDBUser}
 PAD = "x" * 990
 """With the key and `n`, a 1 KB item, as the scenario's `item_size: 1KB` builds."""
-
-SCENARIO = """\
-name: bench-generator-{transport}
-target: remote
-transport: {transport}
-tables:
-  - name: puts
-    partition_key: {{name: pk, type: S}}
-    billing: on_demand
-    use_existing: true
-    existing_table_name: {table}
-workload:
-  item_size: 1KB
-  keys: {{distribution: uniform}}
-  operations:
-    - {{op: put, weight: 1}}
-phases:
-  - name: hold
-    hold: {{rate: {rate}, duration: {seconds}s, window: {window}s}}
-concurrency: {concurrency}
-deadline: 8s
-limits: {{max_requests: {max_requests}, max_cost_dollars: 100.0}}
-bin: 5s
-"""
 
 
 def cpu_seconds(pid: int) -> float:
@@ -103,9 +79,8 @@ def generator_run(
     scenario = workdir / f"generator-{transport}-{rate}.yaml"
     window = max(5, args.seconds // 4)
     scenario.write_text(
-        SCENARIO.format(
+        PUT_SCENARIO.format(
             transport=transport,
-            table=TABLE,
             rate=rate,
             seconds=args.seconds,
             window=window,

@@ -22,6 +22,36 @@ from typing import Any
 TABLE = "bench-canned"
 """The one table the server describes (a scenario names it with `use_existing: true`)."""
 
+PUT_SCENARIO = (
+    """\
+name: bench-canned-{transport}
+target: remote
+transport: {transport}
+tables:
+  - name: puts
+    partition_key: {{name: pk, type: S}}
+    billing: on_demand
+    use_existing: true
+    existing_table_name: """
+    + TABLE
+    + """
+workload:
+  item_size: 1KB
+  keys: {{distribution: uniform}}
+  operations:
+    - {{op: put, weight: 1}}
+phases:
+  - name: hold
+    hold: {{rate: {rate}, duration: {seconds}s, window: {window}s}}
+concurrency: {concurrency}
+deadline: 8s
+limits: {{max_requests: {max_requests}, max_cost_dollars: 100.0}}
+bin: 5s
+"""
+)
+"""The benchmarks' scenario against this server: 1 KB puts of uniform keys into `TABLE` at a held `rate`, formatted
+with `transport`, `rate`, `seconds`, `window`, `concurrency` and `max_requests`."""
+
 _ARN = f"arn:aws:dynamodb:us-east-1:000000000000:table/{TABLE}"
 _DESCRIPTION = {
     "TableName": TABLE,
